@@ -1,0 +1,30 @@
+EXTENSION = compspill
+EXTVERSION = 0.1.0
+
+MODULE_big = compspill
+OBJS = \
+	src/compspill.o \
+	src/planner.o \
+	src/sortnode.o \
+	src/sorter.o \
+	src/run.o \
+	src/blockcodec.o \
+	src/compress.o \
+	src/spillfile.o
+PGFILEDESC = "compspill - compressed, column-aware sort spills"
+
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+REGRESS = compspill
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+TAP_TESTS = 1
+
+PG_CFLAGS += -Wall -Wextra
+ifdef COMPSPILL_WERROR
+PG_CFLAGS += -Werror
+endif
+SHLIB_LINK += -llz4 -lzstd
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
