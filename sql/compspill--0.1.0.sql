@@ -3,9 +3,8 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION compspill" to load this file. \quit
 
--- Report whether the compspill library is loaded into this backend, so that
--- sorts are rewritten; CREATE EXTENSION alone does not load it.
-CREATE FUNCTION compspill_loaded()
-RETURNS boolean
-AS 'MODULE_PATHNAME', 'compspill_loaded'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+-- Version of the loaded compspill library and the codecs it was built with.
+CREATE FUNCTION compspill_version()
+RETURNS text
+AS 'MODULE_PATHNAME', 'compspill_version'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
