@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * compspill.c
+ *	  Module entry point: settings, the planner hook and the CustomScan
+ *	  methods are set up here.
+ *
+ * Nothing in this file knows how a sort spills; it only wires the other
+ * layers into the server.  The library can be loaded through
+ * shared_preload_libraries, session_preload_libraries or LOAD; in every
+ * case _PG_init runs once per backend (parallel workers included, since
+ * they load the leader's libraries before reading the plan).
+ *
+ * IDENTIFICATION
+ *	  src/compspill.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <lz4.h>
+#include <zstd.h>
+
+#include "compspill.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+/* settings */
+bool		compspill_enabled = true;
+int			compspill_codec = COMPSPILL_CODEC_LZ4;
+int			compspill_compression_level = 1;
+bool		compspill_enable_dio = false;
+int			compspill_block_size = 64;
+int			compspill_write_size = 1024;
+
+static const struct config_enum_entry codec_options[] = {
+	{"none", COMPSPILL_CODEC_NONE, false},
+	{"lz4", COMPSPILL_CODEC_LZ4, false},
+	{"zstd", COMPSPILL_CODEC_ZSTD, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(compspill_version);
+
+/*
+ * Define the settings, install the planner hook and register the node.
+ */
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("compspill.enabled",
+							 "Replaces plan sorts with compspill's compressed external sort.",
+							 "Checked when a plan is made and again when a sort starts.",
+							 &compspill_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("compspill.codec",
+							 "Compression codec for spilled blocks.",
+							 NULL,
+							 &compspill_codec,
+							 COMPSPILL_CODEC_LZ4,
+							 codec_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("compspill.compression_level",
+							"Compression level used with the zstd codec.",
+							NULL,
+							&compspill_compression_level,
+							1,
+							1, 22,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("compspill.enable_dio",
+							 "Reads and writes spill files with direct I/O (O_DIRECT).",
+							 "Falls back to buffered I/O where the file system refuses it.",
+							 &compspill_enable_dio,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("compspill.block_size",
+							"Target size of an encoded block before compression.",
+							"Larger blocks compress better but take more memory per merge input.",
+							&compspill_block_size,
+							64,
+							8, 16 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("compspill.write_size",
+							"Size of the buffer that coalesces blocks into one write.",
+							"Capped by a quarter of work_mem.",
+							&compspill_write_size,
+							1024,
+							16, 64 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("compspill");
+
+	CompSpillRegisterSortNode();
+	CompSpillInstallPlannerHook();
+}
+
+/*
+ * Return the library's version and the codec libraries it runs with.
+ */
+Datum
+compspill_version(PG_FUNCTION_ARGS)
+{
+	char		buf[128];
+
+	snprintf(buf, sizeof(buf), "compspill 0.1.0 (lz4 %s, zstd %s)",
+			 LZ4_versionString(), ZSTD_versionString());
+	PG_RETURN_TEXT_P(cstring_to_text(buf));
+}

@@ -1,0 +1,176 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  Plan rewrite: replace each Sort of a finished plan with a
+ *	  "CompSpill Sort" CustomScan.
+ *
+ * PostgreSQL offers no hook inside tuplesort, so compspill works on the
+ * plan.  Its planner hook lets the previous hook (or the standard planner)
+ * build the whole PlannedStmt, then walks the main plan tree and every
+ * entry of the subplan list, replacing Sort nodes.
+ *
+ * One kind of Sort is left alone: a Sort that will be told a tuple bound
+ * at run time.  A Limit node passes its bound down through a fixed set of
+ * node types (see ExecSetTupleBound in execProcnode.c), and only a native
+ * Sort can use it, for a top-N heapsort.  The walk below follows the same
+ * path the bound would take and keeps such a Sort native.
+ *
+ * IDENTIFICATION
+ *	  src/planner.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "compspill.h"
+#include "miscadmin.h"
+#include "nodes/plannodes.h"
+#include "optimizer/planner.h"
+
+static planner_hook_type prev_planner_hook = NULL;
+
+static Plan *compspill_rewrite(Plan *plan, bool bounded);
+static List *compspill_rewrite_list(List *plans, bool bounded);
+
+/*
+ * Plan the query as usual, then rewrite the sorts of the finished plan.
+ */
+static PlannedStmt *
+compspill_planner(Query *parse, const char *query_string, int cursorOptions,
+				  ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	ListCell   *lc;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(parse, query_string, cursorOptions,
+								 boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions,
+								boundParams);
+
+	if (!compspill_enabled)
+		return stmt;
+
+	stmt->planTree = compspill_rewrite(stmt->planTree, false);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = compspill_rewrite((Plan *) lfirst(lc), false);
+
+	return stmt;
+}
+
+/*
+ * Rewrite each plan of a list in place and return the list.
+ */
+static List *
+compspill_rewrite_list(List *plans, bool bounded)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		lfirst(lc) = compspill_rewrite((Plan *) lfirst(lc), bounded);
+	return plans;
+}
+
+/*
+ * Rewrite the sorts below plan and return the (possibly replaced) node.
+ *
+ * "bounded" says whether a Limit above may hand this node a tuple bound
+ * at run time.
+ */
+static Plan *
+compspill_rewrite(Plan *plan, bool bounded)
+{
+	bool		child_bounded = false;
+
+	if (plan == NULL)
+		return NULL;
+
+	check_stack_depth();
+
+	switch (nodeTag(plan))
+	{
+		case T_Limit:
+			{
+				Limit	   *limit = (Limit *) plan;
+
+				child_bounded = limit->limitCount != NULL &&
+					limit->limitOption != LIMIT_OPTION_WITH_TIES;
+				break;
+			}
+		case T_Result:
+		case T_Gather:
+		case T_GatherMerge:
+			child_bounded = bounded;
+			break;
+		case T_Append:
+			{
+				Append	   *append = (Append *) plan;
+
+				append->appendplans =
+					compspill_rewrite_list(append->appendplans, bounded);
+				break;
+			}
+		case T_MergeAppend:
+			{
+				MergeAppend *mappend = (MergeAppend *) plan;
+
+				mappend->mergeplans =
+					compspill_rewrite_list(mappend->mergeplans, bounded);
+				break;
+			}
+		case T_SubqueryScan:
+			{
+				SubqueryScan *sscan = (SubqueryScan *) plan;
+
+				sscan->subplan = compspill_rewrite(sscan->subplan,
+												   bounded &&
+												   plan->qual == NIL);
+				break;
+			}
+		case T_BitmapAnd:
+			{
+				BitmapAnd  *band = (BitmapAnd *) plan;
+
+				band->bitmapplans = compspill_rewrite_list(band->bitmapplans,
+														   false);
+				break;
+			}
+		case T_BitmapOr:
+			{
+				BitmapOr   *bor = (BitmapOr *) plan;
+
+				bor->bitmapplans = compspill_rewrite_list(bor->bitmapplans,
+														  false);
+				break;
+			}
+		case T_CustomScan:
+			{
+				CustomScan *cscan = (CustomScan *) plan;
+
+				cscan->custom_plans = compspill_rewrite_list(cscan->custom_plans,
+															 false);
+				break;
+			}
+		default:
+			break;
+	}
+
+	plan->lefttree = compspill_rewrite(plan->lefttree, child_bounded);
+	plan->righttree = compspill_rewrite(plan->righttree, false);
+
+	if (IsA(plan, Sort) && !bounded)
+		return CompSpillMakeSortNode((Sort *) plan);
+
+	return plan;
+}
+
+/*
+ * Install the planner hook, keeping the previous one to chain to.
+ */
+void
+CompSpillInstallPlannerHook(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = compspill_planner;
+}

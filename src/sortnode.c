@@ -1,0 +1,604 @@
+/*-------------------------------------------------------------------------
+ *
+ * sortnode.c
+ *	  The "CompSpill Sort" CustomScan: plan node construction, executor
+ *	  callbacks and EXPLAIN output.
+ *
+ * The node stands where a Sort stood.  It keeps the Sort's whole Plan
+ * header (costs, node id, parameter sets, targetlist of OUTER_VAR
+ * references), its child on lefttree, and the sort keys in custom_private
+ * as plain lists so that the node survives copyObject and nodeToString.
+ *
+ * At run time the node drains its child into a CompSpillSorter and returns
+ * the sorted rows.  Two cases go to PostgreSQL's own tuplesort instead:
+ * when the parent asked for mark/restore or backward scans (merge join
+ * inners, scrollable cursors), which the compspill format does not offer
+ * yet, and when compspill.enabled was turned off after the plan was made
+ * (a cached plan keeps the node).
+ *
+ * The sorter hands out rows either in a minimal-tuple slot (in-memory sort)
+ * or in a virtual slot whose values point into a decoded block (merge), so
+ * the node declares its result slot type as not fixed.
+ *
+ * IDENTIFICATION
+ *	  src/sortnode.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "compspill.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
+
+typedef struct CompSpillSortState
+{
+	CustomScanState css;		/* must be first */
+	CompSpillSortSpec spec;		/* sort keys, from custom_private */
+	bool		use_tuplesort;	/* sort with PostgreSQL's tuplesort */
+	bool		ts_random_access;	/* tuplesort may rewind and seek */
+	bool		sort_done;		/* input consumed and sorted */
+	CompSpillSorter *sorter;	/* compspill path */
+	Tuplesortstate *tuplesort;	/* tuplesort path */
+	TupleTableSlot *ts_slot;	/* result slot of the tuplesort path */
+
+	/* figures of the last finished sort, kept for EXPLAIN after a rescan */
+	bool		have_last;
+	bool		last_spilled;
+	int64		last_space;
+	CompSpillStats last_stats;
+	TuplesortInstrumentation last_ts;
+} CompSpillSortState;
+
+static Node *compspill_create_state(CustomScan *cscan);
+static void compspill_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *compspill_exec(CustomScanState *node);
+static void compspill_end(CustomScanState *node);
+static void compspill_rescan(CustomScanState *node);
+static void compspill_mark(CustomScanState *node);
+static void compspill_restore(CustomScanState *node);
+static void compspill_explain(CustomScanState *node, List *ancestors,
+							  ExplainState *es);
+
+static const CustomScanMethods compspill_scan_methods = {
+	.CustomName = COMPSPILL_SORT_NAME,
+	.CreateCustomScanState = compspill_create_state,
+};
+
+static const CustomExecMethods compspill_exec_methods = {
+	.CustomName = COMPSPILL_SORT_NAME,
+	.BeginCustomScan = compspill_begin,
+	.ExecCustomScan = compspill_exec,
+	.EndCustomScan = compspill_end,
+	.ReScanCustomScan = compspill_rescan,
+	.MarkPosCustomScan = compspill_mark,
+	.RestrPosCustomScan = compspill_restore,
+	.ExplainCustomScan = compspill_explain,
+};
+
+/*
+ * Register the node's methods, so plans naming it can be read back.
+ */
+void
+CompSpillRegisterSortNode(void)
+{
+	RegisterCustomScanMethods(&compspill_scan_methods);
+}
+
+/*
+ * Build a CustomScan that does the work of the given Sort.
+ */
+Plan *
+CompSpillMakeSortNode(Sort *sort)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *colidx = NIL;
+	List	   *sortops = NIL;
+	List	   *collations = NIL;
+	List	   *nullsfirst = NIL;
+	int			i;
+
+	/* the whole Plan header, then make it a CustomScan again */
+	cscan->scan.plan = sort->plan;
+	cscan->scan.plan.type = T_CustomScan;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN |
+		CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->methods = &compspill_scan_methods;
+
+	for (i = 0; i < sort->numCols; i++)
+	{
+		colidx = lappend_int(colidx, sort->sortColIdx[i]);
+		sortops = lappend_oid(sortops, sort->sortOperators[i]);
+		collations = lappend_oid(collations, sort->collations[i]);
+		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i] ? 1 : 0);
+	}
+	cscan->custom_private = list_make4(colidx, sortops, collations,
+									   nullsfirst);
+
+	return (Plan *) cscan;
+}
+
+/*
+ * Allocate the node's executor state.
+ */
+static Node *
+compspill_create_state(CustomScan *cscan pg_attribute_unused())
+{
+	CompSpillSortState *state = palloc0(sizeof(CompSpillSortState));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.methods = &compspill_exec_methods;
+	return (Node *) state;
+}
+
+/*
+ * Read the sort keys back out of custom_private.
+ */
+static void
+compspill_read_spec(CustomScan *cscan, CompSpillSortSpec *spec)
+{
+	List	   *colidx = linitial(cscan->custom_private);
+	List	   *sortops = lsecond(cscan->custom_private);
+	List	   *collations = lthird(cscan->custom_private);
+	List	   *nullsfirst = lfourth(cscan->custom_private);
+	int			n = list_length(colidx);
+	int			i;
+
+	spec->nkeys = n;
+	spec->attnums = palloc(sizeof(AttrNumber) * n);
+	spec->sortops = palloc(sizeof(Oid) * n);
+	spec->collations = palloc(sizeof(Oid) * n);
+	spec->nulls_first = palloc(sizeof(bool) * n);
+	for (i = 0; i < n; i++)
+	{
+		spec->attnums[i] = (AttrNumber) list_nth_int(colidx, i);
+		spec->sortops[i] = list_nth_oid(sortops, i);
+		spec->collations[i] = list_nth_oid(collations, i);
+		spec->nulls_first[i] = list_nth_int(nullsfirst, i) != 0;
+	}
+}
+
+/*
+ * Start the node: initialise the child and choose the sort path.
+ */
+static void
+compspill_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	compspill_read_spec(cscan, &state->spec);
+
+	/*
+	 * Mark/restore and backward scans need random access, which only
+	 * tuplesort offers for now.  A cached plan may also outlive a change of
+	 * compspill.enabled, which is honoured here.
+	 */
+	state->use_tuplesort = !compspill_enabled ||
+		(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	state->ts_random_access =
+		(eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+
+	/* the child is read once, forward, as under a native Sort */
+	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
+
+	/*
+	 * Rows are returned as they are, never projected; and the slot they come
+	 * in is a minimal-tuple slot or a virtual one, so parents must not
+	 * assume its type.
+	 */
+	node->ss.ps.ps_ProjInfo = NULL;
+	node->ss.ps.resultops = &TTSOpsMinimalTuple;
+	node->ss.ps.resultopsfixed = false;
+	node->ss.ps.resultopsset = true;
+
+	if (state->use_tuplesort)
+		state->ts_slot = ExecAllocTableSlot(&estate->es_tupleTable,
+											ExecGetResultType(&node->ss.ps),
+											&TTSOpsMinimalTuple);
+}
+
+/*
+ * Drain the child into the chosen sorter and finish the sort.
+ */
+static void
+compspill_do_sort(CompSpillSortState *state)
+{
+	PlanState  *outer = outerPlanState(state);
+	EState	   *estate = state->css.ss.ps.state;
+	TupleDesc	tupdesc = ExecGetResultType(outer);
+	CompSpillSortSpec *spec = &state->spec;
+	ScanDirection dir = estate->es_direction;
+
+	/* whatever direction we are asked for, the child is read forward */
+	estate->es_direction = ForwardScanDirection;
+
+	if (state->use_tuplesort)
+	{
+		state->tuplesort = tuplesort_begin_heap(tupdesc, spec->nkeys,
+												spec->attnums, spec->sortops,
+												spec->collations,
+												spec->nulls_first, work_mem,
+												NULL,
+												state->ts_random_access ?
+												TUPLESORT_RANDOMACCESS :
+												TUPLESORT_NONE);
+		for (;;)
+		{
+			TupleTableSlot *slot = ExecProcNode(outer);
+
+			if (TupIsNull(slot))
+				break;
+			tuplesort_puttupleslot(state->tuplesort, slot);
+		}
+		tuplesort_performsort(state->tuplesort);
+	}
+	else
+	{
+		state->sorter = CompSpillSorterBegin(tupdesc, spec, work_mem);
+		for (;;)
+		{
+			TupleTableSlot *slot = ExecProcNode(outer);
+
+			if (TupIsNull(slot))
+				break;
+			CompSpillSorterPut(state->sorter, slot);
+		}
+		CompSpillSorterFinish(state->sorter);
+	}
+
+	estate->es_direction = dir;
+	state->sort_done = true;
+}
+
+/*
+ * Return the next sorted row, sorting first if not done yet.
+ */
+static TupleTableSlot *
+compspill_exec(CustomScanState *node)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+	TupleTableSlot *slot;
+
+	if (!state->sort_done)
+		compspill_do_sort(state);
+
+	if (state->use_tuplesort)
+	{
+		bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
+
+		(void) tuplesort_gettupleslot(state->tuplesort, forward, false,
+									  state->ts_slot, NULL);
+		return state->ts_slot;
+	}
+
+	slot = CompSpillSorterGet(state->sorter);
+	if (slot == NULL)
+		return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+	return slot;
+}
+
+/*
+ * Remember the figures of the current sort, then release it.
+ */
+static void
+compspill_release(CompSpillSortState *state)
+{
+	if (state->sorter)
+	{
+		state->have_last = true;
+		state->last_spilled = CompSpillSorterSpilled(state->sorter);
+		state->last_space = CompSpillSorterSpaceUsed(state->sorter);
+		state->last_stats = *CompSpillSorterStats(state->sorter);
+		CompSpillSorterEnd(state->sorter);
+		state->sorter = NULL;
+	}
+	if (state->tuplesort)
+	{
+		state->have_last = true;
+		tuplesort_get_stats(state->tuplesort, &state->last_ts);
+		tuplesort_end(state->tuplesort);
+		state->tuplesort = NULL;
+	}
+	state->sort_done = false;
+}
+
+/*
+ * Shut the node down.
+ */
+static void
+compspill_end(CustomScanState *node)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+
+	if (state->ts_slot)
+		ExecClearTuple(state->ts_slot);
+	compspill_release(state);
+	ExecEndNode(outerPlanState(node));
+}
+
+/*
+ * Rescan: rewind the sorted output, or sort again if the child's
+ * parameters changed.
+ */
+static void
+compspill_rescan(CustomScanState *node)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+	PlanState  *outer = outerPlanState(node);
+
+	/* nothing read yet: the child will rescan itself if it must */
+	if (!state->sort_done)
+		return;
+
+	if (state->ts_slot)
+		ExecClearTuple(state->ts_slot);
+
+	if (outer->chgParam != NULL)
+	{
+		/* the input changes; the child rescans on its next call */
+		compspill_release(state);
+	}
+	else if (state->use_tuplesort && !state->ts_random_access)
+	{
+		compspill_release(state);
+		ExecReScan(outer);
+	}
+	else if (state->use_tuplesort)
+		tuplesort_rescan(state->tuplesort);
+	else
+		CompSpillSorterRewind(state->sorter);
+}
+
+/*
+ * Mark the current position (tuplesort path only).
+ */
+static void
+compspill_mark(CustomScanState *node)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+
+	if (!state->use_tuplesort)
+		elog(ERROR, "compspill sort was not started for mark/restore");
+	if (state->tuplesort)
+		tuplesort_markpos(state->tuplesort);
+}
+
+/*
+ * Return to the marked position (tuplesort path only).
+ */
+static void
+compspill_restore(CustomScanState *node)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+
+	if (!state->use_tuplesort)
+		elog(ERROR, "compspill sort was not started for mark/restore");
+	if (state->tuplesort)
+		tuplesort_restorepos(state->tuplesort);
+}
+
+/*
+ * Deparse the sort keys the way EXPLAIN prints a native Sort's keys.
+ */
+static void
+compspill_explain_keys(CompSpillSortState *state, List *ancestors,
+					   ExplainState *es)
+{
+	Plan	   *plan = state->css.ss.ps.plan;
+	CompSpillSortSpec *spec = &state->spec;
+	List	   *context;
+	List	   *keys = NIL;
+	bool		useprefix;
+	StringInfoData buf;
+	int			i;
+
+	if (spec->nkeys <= 0)
+		return;
+
+	initStringInfo(&buf);
+	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	useprefix = (list_length(es->rtable) > 1 || es->verbose);
+
+	for (i = 0; i < spec->nkeys; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(plan->targetlist,
+											spec->attnums[i]);
+		Oid			keytype;
+		Oid			collation = spec->collations[i];
+		Oid			sortop = spec->sortops[i];
+		TypeCacheEntry *typentry;
+		bool		reverse = false;
+
+		if (tle == NULL)
+			elog(ERROR, "no tlist entry for sort key %d", spec->attnums[i]);
+
+		resetStringInfo(&buf);
+		appendStringInfoString(&buf,
+							   deparse_expression((Node *) tle->expr, context,
+												  useprefix, true));
+
+		/* a collation other than the type's own is shown */
+		keytype = exprType((Node *) tle->expr);
+		if (OidIsValid(collation) && collation != get_typcollation(keytype))
+		{
+			char	   *collname = get_collation_name(collation);
+
+			if (collname == NULL)
+				elog(ERROR, "cache lookup failed for collation %u", collation);
+			appendStringInfo(&buf, " COLLATE %s", quote_identifier(collname));
+		}
+
+		/* then the direction, or the operator when it is not < or > */
+		typentry = lookup_type_cache(keytype,
+									 TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		if (sortop == typentry->gt_opr)
+		{
+			appendStringInfoString(&buf, " DESC");
+			reverse = true;
+		}
+		else if (sortop != typentry->lt_opr)
+		{
+			char	   *opname = get_opname(sortop);
+
+			if (opname == NULL)
+				elog(ERROR, "cache lookup failed for operator %u", sortop);
+			appendStringInfo(&buf, " USING %s", opname);
+			(void) get_equality_op_for_ordering_op(sortop, &reverse);
+		}
+
+		/* and the null placement when it is not the default for that order */
+		if (spec->nulls_first[i] && !reverse)
+			appendStringInfoString(&buf, " NULLS FIRST");
+		else if (!spec->nulls_first[i] && reverse)
+			appendStringInfoString(&buf, " NULLS LAST");
+
+		keys = lappend(keys, pstrdup(buf.data));
+	}
+
+	ExplainPropertyList("Sort Key", keys, es);
+}
+
+/*
+ * Indent a new line of text-format EXPLAIN output to the current level.
+ */
+static void
+compspill_explain_indent(ExplainState *es)
+{
+	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
+		appendStringInfoSpaces(es->str, es->indent * 2);
+}
+
+/*
+ * Print how the tuplesort fallback sorted, as a native Sort does.
+ */
+static void
+compspill_explain_tuplesort(TuplesortInstrumentation *ts, ExplainState *es)
+{
+	const char *method = tuplesort_method_name(ts->sortMethod);
+	const char *spacetype = tuplesort_space_type_name(ts->spaceType);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		compspill_explain_indent(es);
+		appendStringInfo(es->str, "Sort Method: %s  %s: " INT64_FORMAT "kB  (tuplesort)\n",
+						 method, spacetype, ts->spaceUsed);
+	}
+	else
+	{
+		ExplainPropertyText("Sort Method", method, es);
+		ExplainPropertyInteger("Sort Space Used", "kB", ts->spaceUsed, es);
+		ExplainPropertyText("Sort Space Type", spacetype, es);
+		ExplainPropertyBool("Tuplesort Fallback", true, es);
+	}
+}
+
+/*
+ * Print the compspill sorter's method, memory and spill figures.
+ */
+static void
+compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
+						 ExplainState *es)
+{
+	int64		mem_kb = (space + 1023) / 1024;
+	int64		in_kb = (st->bytes_in + 1023) / 1024;
+	int64		written_kb = (st->bytes_written + 1023) / 1024;
+	double		ratio = st->bytes_written_runs > 0 ?
+		(double) st->bytes_in / (double) st->bytes_written_runs : 0.0;
+	double		write_ms = INSTR_TIME_GET_MILLISEC(st->write_time);
+	double		read_ms = INSTR_TIME_GET_MILLISEC(st->read_time);
+	const char *codec = CompSpillCodecName(st->codec);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		compspill_explain_indent(es);
+		if (!spilled)
+		{
+			appendStringInfo(es->str, "Sort Method: quicksort  Memory: " INT64_FORMAT "kB\n",
+							 mem_kb);
+			return;
+		}
+		appendStringInfo(es->str,
+						 "Sort Method: external merge  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
+						 mem_kb, written_kb);
+		compspill_explain_indent(es);
+		appendStringInfo(es->str,
+						 "Spill: codec=%s  direct I/O=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
+						 codec, st->dio_active ? "on" : "off", st->nruns,
+						 st->merge_passes, st->rows_spilled);
+		compspill_explain_indent(es);
+		appendStringInfo(es->str,
+						 "Spill Bytes: before encoding=" INT64_FORMAT "kB  written=" INT64_FORMAT "kB  ratio=%.2f\n",
+						 in_kb, written_kb, ratio);
+		compspill_explain_indent(es);
+		appendStringInfo(es->str,
+						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
+						 write_ms, read_ms);
+		return;
+	}
+
+	ExplainPropertyText("Sort Method", spilled ? "external merge" : "quicksort",
+						es);
+	ExplainPropertyInteger("Sort Space Used", "kB",
+						   spilled ? written_kb : mem_kb, es);
+	ExplainPropertyText("Sort Space Type", spilled ? "Disk" : "Memory", es);
+	ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
+	if (!spilled)
+		return;
+	ExplainPropertyText("Spill Codec", codec, es);
+	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);
+	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
+	ExplainPropertyInteger("Rows Spilled", NULL, st->rows_spilled, es);
+	ExplainPropertyInteger("Bytes Before Encoding", "kB", in_kb, es);
+	ExplainPropertyInteger("Bytes Written", "kB", written_kb, es);
+	ExplainPropertyFloat("Compression Ratio", NULL, ratio, 2, es);
+	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
+	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+}
+
+/*
+ * EXPLAIN: the sort keys, and with ANALYZE how the sort went.
+ */
+static void
+compspill_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	CompSpillSortState *state = (CompSpillSortState *) node;
+
+	compspill_explain_keys(state, ancestors, es);
+
+	if (!es->analyze)
+		return;
+
+	if (state->tuplesort)
+	{
+		TuplesortInstrumentation ts;
+
+		tuplesort_get_stats(state->tuplesort, &ts);
+		compspill_explain_tuplesort(&ts, es);
+	}
+	else if (state->sorter)
+		compspill_explain_sorter(CompSpillSorterSpilled(state->sorter),
+								 CompSpillSorterSpaceUsed(state->sorter),
+								 CompSpillSorterStats(state->sorter), es);
+	else if (state->have_last && state->use_tuplesort)
+		compspill_explain_tuplesort(&state->last_ts, es);
+	else if (state->have_last)
+		compspill_explain_sorter(state->last_spilled, state->last_space,
+								 &state->last_stats, es);
+}
