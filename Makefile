@@ -15,7 +15,7 @@ PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = compspill
+REGRESS = setup types collate_icu toast plans rescan
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 

@@ -1,0 +1,222 @@
+--
+-- setup: helper functions shared by every other test file.
+--
+-- Expected files hold verdicts, never rows: every query is run with
+-- compspill.enabled off (native PostgreSQL) and on, in the same session, and
+-- the two outputs are compared.  The helpers also check that the plan really
+-- contains a CompSpill Sort when compspill is on, and (when asked) that it
+-- really spilled, so that no test can pass vacuously.
+--
+-- This file must run first: the functions live in the regression database
+-- and are used by the later files.
+--
+LOAD 'compspill';
+
+-- the extension is installed (pg_regress --load-extension) and answers
+SELECT compspill_version() <> '' AS version_ok;
+
+-- EXPLAIN a query with compspill.enabled set as asked; one row per line
+CREATE FUNCTION cs_explain(query text, opts text DEFAULT 'COSTS OFF',
+                           enabled bool DEFAULT true)
+RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE
+    line text;
+    old text := current_setting('compspill.enabled');
+BEGIN
+    PERFORM set_config('compspill.enabled', enabled::text, true);
+    FOR line IN EXECUTE 'EXPLAIN (' || opts || ') ' || query LOOP
+        RETURN NEXT line;
+    END LOOP;
+    PERFORM set_config('compspill.enabled', old, true);
+END
+$f$;
+
+-- the whole plan as one text
+CREATE FUNCTION cs_plan(query text, enabled bool DEFAULT true)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT string_agg(l, E'\n') FROM cs_explain(query, 'COSTS OFF', enabled) l
+$f$;
+
+-- the plan reduced to its node lines (no Sort Key, Filter ... details)
+CREATE FUNCTION plan_shape(query text, enabled bool DEFAULT true)
+RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE
+    line text;
+    first bool := true;
+BEGIN
+    FOR line IN SELECT l FROM cs_explain(query, 'COSTS OFF', enabled) l LOOP
+        IF first OR line ~ '^\s*->  ' OR line ~ '^\s*(SubPlan|InitPlan|CTE) ' THEN
+            RETURN NEXT line;
+        END IF;
+        first := false;
+    END LOOP;
+END
+$f$;
+
+-- EXPLAIN (ANALYZE, FORMAT JSON) with compspill on, as jsonb
+CREATE FUNCTION cs_analyze_json(query text, opts text DEFAULT 'COSTS OFF, TIMING OFF, SUMMARY OFF')
+RETURNS jsonb LANGUAGE plpgsql AS $f$
+DECLARE
+    j json;
+    old text := current_setting('compspill.enabled');
+BEGIN
+    PERFORM set_config('compspill.enabled', 'on', true);
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, ' || opts || ') ' || query INTO j;
+    PERFORM set_config('compspill.enabled', old, true);
+    RETURN j::jsonb;
+END
+$f$;
+
+-- all CompSpill Sort nodes of an analyzed plan, outermost first
+CREATE FUNCTION cs_nodes(j jsonb)
+RETURNS SETOF jsonb LANGUAGE sql AS $f$
+    SELECT jsonb_path_query(j, 'strict $.** ? (@."Custom Plan Provider" == "CompSpill Sort")')
+$f$;
+
+-- the first CompSpill Sort node of the analyzed query
+CREATE FUNCTION cs_node(query text)
+RETURNS jsonb LANGUAGE sql AS $f$
+    SELECT n FROM cs_nodes(cs_analyze_json(query)) n LIMIT 1
+$f$;
+
+-- how the CompSpill Sort nodes of a query ran: 'spill' if one of them did an
+-- external sort or merge, 'memory' if all that ran sorted in memory, 'none' if the
+-- plan has no executed CompSpill Sort
+CREATE FUNCTION cs_spill_mode(query text)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT CASE
+        WHEN bool_or(n->>'Sort Method' LIKE 'external%') THEN 'spill'
+        WHEN count(n->>'Sort Method') > 0 THEN 'memory'
+        ELSE 'none' END
+    FROM cs_nodes(cs_analyze_json(query)) n
+$f$;
+
+-- one digest of a query's output, with compspill.enabled as asked.
+--   ordered:  row count + md5 of the rows in output order
+--   multiset: row count + md5 of the rows sorted by their text (order ignored)
+--   keys:     row count + md5 of "keys" (an expression over the output row,
+--             which is called cs_row)
+--             in output order + md5 of the multiset of rows; for ORDER BY
+--             lists that are not a total order (equal keys may come out in
+--             any order, since a sort is not stable)
+CREATE FUNCTION cs_digest(query text, enabled bool, mode text DEFAULT 'ordered',
+                          keys text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    d text;
+    old text := current_setting('compspill.enabled');
+BEGIN
+    PERFORM set_config('compspill.enabled', enabled::text, true);
+    IF mode = 'ordered' THEN
+        EXECUTE format($q$SELECT count(*) || ' rows, md5 ' ||
+                coalesce(md5(string_agg(cs_row::text, E'\n')), '-')
+                FROM (%s) cs_row$q$, query) INTO d;
+    ELSIF mode = 'multiset' THEN
+        EXECUTE format($q$SELECT count(*) || ' rows, md5 ' ||
+                coalesce(md5(string_agg(cs_row::text, E'\n' ORDER BY cs_row::text COLLATE "C")), '-')
+                FROM (%s) cs_row$q$, query) INTO d;
+    ELSIF mode = 'keys' THEN
+        EXECUTE format($q$SELECT count(*) || ' rows, keys md5 ' ||
+                coalesce(md5(string_agg((%s)::text, E'\n')), '-') || ', rows md5 ' ||
+                coalesce(md5(string_agg(cs_row::text, E'\n' ORDER BY cs_row::text COLLATE "C")), '-')
+                FROM (%s) cs_row$q$, keys, query) INTO d;
+    ELSE
+        RAISE EXCEPTION 'unknown digest mode %', mode;
+    END IF;
+    PERFORM set_config('compspill.enabled', old, true);
+    RETURN d;
+END
+$f$;
+
+-- The main check.  Returns 'ok', or what went wrong:
+--   * the plan (compspill on) has no CompSpill Sort
+--   * native and compspill outputs differ (both digests are shown)
+--   * compspill raised an error
+--   * expect = 'spill' / 'memory' and the CompSpill Sort did not run that way
+CREATE FUNCTION cs_check(query text, expect text DEFAULT NULL,
+                         mode text DEFAULT 'ordered', keys text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    native text;
+    comp text;
+    how text;
+BEGIN
+    IF position('CompSpill Sort' IN cs_plan(query)) = 0 THEN
+        RETURN 'no CompSpill Sort in the plan';
+    END IF;
+    native := cs_digest(query, false, mode, keys);
+    BEGIN
+        comp := cs_digest(query, true, mode, keys);
+    EXCEPTION WHEN OTHERS THEN
+        RETURN 'compspill failed: ' || SQLERRM;
+    END;
+    IF native IS DISTINCT FROM comp THEN
+        RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
+    END IF;
+    IF expect IS NOT NULL THEN
+        how := cs_spill_mode(query);
+        IF how <> expect THEN
+            RETURN 'results equal, but expected ' || expect || ', got ' || how;
+        END IF;
+    END IF;
+    RETURN 'ok';
+END
+$f$;
+
+-- shorthands
+CREATE FUNCTION compare_sorted(query text, expect text DEFAULT NULL)
+RETURNS text LANGUAGE sql AS $f$ SELECT cs_check(query, expect) $f$;
+
+CREATE FUNCTION compare_rows(query text, expect text DEFAULT NULL)
+RETURNS text LANGUAGE sql AS $f$ SELECT cs_check(query, expect, 'multiset') $f$;
+
+CREATE FUNCTION compare_keys(query text, keys text, expect text DEFAULT NULL)
+RETURNS text LANGUAGE sql AS $f$ SELECT cs_check(query, expect, 'keys', keys) $f$;
+
+-- Digest of whatever a statement returns, row by row, in order (works for
+-- EXECUTE of a prepared statement and FETCH, which cannot be a subquery)
+CREATE FUNCTION md5_exec(stmt text)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    r record;
+    h text := '';
+    n bigint := 0;
+BEGIN
+    FOR r IN EXECUTE stmt LOOP
+        h := md5(h || r::text);
+        n := n + 1;
+    END LOOP;
+    RETURN n || ' rows, ' || h;
+END
+$f$;
+
+-- md5_exec of a statement with compspill.enabled set as asked
+CREATE FUNCTION md5_exec_with(stmt text, enabled bool)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    d text;
+    old text := current_setting('compspill.enabled');
+BEGIN
+    PERFORM set_config('compspill.enabled', enabled::text, true);
+    d := md5_exec(stmt);
+    PERFORM set_config('compspill.enabled', old, true);
+    RETURN d;
+END
+$f$;
+
+-- the helpers work on a query whose order is plain to see
+SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false)
+     = cs_digest('SELECT 1 AS a UNION ALL SELECT 2', true) AS digest_stable;
+SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false)
+     <> cs_digest('SELECT 2 AS a UNION ALL SELECT 1', false) AS digest_sees_order;
+SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false, 'multiset')
+     = cs_digest('SELECT 2 AS a UNION ALL SELECT 1', false, 'multiset') AS multiset_ignores_order;
+SELECT md5_exec('SELECT 1 UNION ALL SELECT 2') <> md5_exec('SELECT 2 UNION ALL SELECT 1') AS exec_sees_order;
+-- a query without a sort is not a test of anything
+SELECT compare_sorted('SELECT 1');
+-- the simplest spilling and in-memory sorts
+SET work_mem = '64kB';
+SELECT compare_sorted('SELECT g FROM generate_series(1, 20000) g ORDER BY g % 1000, g', 'spill');
+SET work_mem = '4MB';
+SELECT compare_sorted('SELECT g FROM generate_series(1, 1000) g ORDER BY g % 10, g', 'memory');
+RESET work_mem;
