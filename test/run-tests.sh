@@ -1,0 +1,192 @@
+#!/bin/bash
+#
+# test/run-tests.sh
+#	  Install what is needed, build with warnings as errors, install, and run
+#	  every test: pg_regress (sql/, expected/) and TAP (test/t/*.pl).
+#
+# Meant for a fresh Debian bookworm machine, as root (apt-get and make install
+# need it; a user who can sudo works too).  pg_regress runs against a
+# throw-away cluster made by pg_virtualenv; the TAP tests make their own
+# clusters with PostgreSQL::Test::Cluster, and since initdb refuses to run as
+# root they run as the postgres user on a copy of the tree.  Safe to run
+# again.  The last line is "compspill: N passed, M failed", counting
+# pg_regress tests and TAP test files; the exit status is non-zero if
+# anything failed.
+#
+# Environment:
+#	COMPSPILL_SKIP_DEPS=1	do not check or install Debian packages
+#	COMPSPILL_SKIP_BUILD=1	use the installed library as it is
+#	TAP_TESTS_ONLY=1 / REGRESS_ONLY=1	run one suite
+#	PROVE_TESTS='test/t/001_*.pl'		run only these TAP files
+#	PROVE_FLAGS=--verbose				extra prove flags
+#	COMPSPILL_KEEP_TAP=1	keep the TAP copy and its logs even when all pass
+#
+set -uo pipefail
+exec </dev/null
+
+cd "$(dirname "$0")/.."
+TOP=$PWD
+
+PGVERSION=15
+PGBIN=/usr/lib/postgresql/$PGVERSION/bin
+export PG_CONFIG=$PGBIN/pg_config
+PGXS_DIR=/usr/lib/postgresql/$PGVERSION/lib/pgxs
+NPROC=$(nproc 2>/dev/null || echo 2)
+
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+
+npassed=0
+nfailed=0
+start=$(date +%s)
+
+step()
+{
+	echo
+	echo "=== $* ==="
+}
+
+finish()
+{
+	local rc=$1
+
+	echo
+	echo "run-tests: finished in $(($(date +%s) - start)) s"
+	echo "compspill: $npassed passed, $nfailed failed"
+	exit "$rc"
+}
+
+# Print a file with a header, or say it is missing.
+show_file()
+{
+	local f=$1 max=${2:-1000}
+
+	if [ -f "$f" ]; then
+		echo "----- $f (last $max lines) -----"
+		tail -n "$max" "$f"
+		echo "----- end of $f -----"
+	fi
+}
+
+# 1. Debian packages
+if [ -z "${COMPSPILL_SKIP_DEPS:-}" ]; then
+	step "install dependencies"
+	if ! bash test/install-deps.sh; then
+		echo "run-tests: could not install dependencies"
+		nfailed=$((nfailed + 1))
+		finish 1
+	fi
+fi
+
+# 2. Build with -Werror, then install
+if [ -z "${COMPSPILL_SKIP_BUILD:-}" ]; then
+	step "build (warnings are errors)"
+	make clean >/dev/null 2>&1 || true
+	if ! make -j"$NPROC" COMPSPILL_WERROR=1 PG_CONFIG="$PG_CONFIG"; then
+		echo "run-tests: build failed"
+		nfailed=$((nfailed + 1))
+		finish 1
+	fi
+
+	step "install"
+	if ! $SUDO make install PG_CONFIG="$PG_CONFIG" >/dev/null; then
+		echo "run-tests: make install failed"
+		nfailed=$((nfailed + 1))
+		finish 1
+	fi
+	echo "installed $($PG_CONFIG --pkglibdir)/compspill.so"
+fi
+
+# 3. pg_regress in a throw-away cluster
+if [ -z "${TAP_TESTS_ONLY:-}" ]; then
+	step "pg_regress (make installcheck in pg_virtualenv)"
+	rm -rf results regression.diffs regression.out
+	regress_log=$(mktemp -t compspill-regress.XXXXXX)
+	# TAP_TESTS= keeps make installcheck from running prove here, as root
+	pg_virtualenv -t -v "$PGVERSION" \
+		make installcheck TAP_TESTS= PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$regress_log"
+	regress_rc=${PIPESTATUS[0]}
+
+	ok=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. ok' "$regress_log" || true)
+	bad=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. FAILED' "$regress_log" || true)
+	if [ "$regress_rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1					# pg_regress or the cluster itself failed
+	fi
+	npassed=$((npassed + ok))
+	nfailed=$((nfailed + bad))
+	if [ "$regress_rc" -ne 0 ]; then
+		echo "run-tests: pg_regress failed (exit $regress_rc)"
+		show_file regression.diffs 3000
+	fi
+	rm -f "$regress_log"
+fi
+
+# 4. TAP tests, as an unprivileged user on a copy of the tree
+if [ -z "${REGRESS_ONLY:-}" ]; then
+	step "TAP tests (prove)"
+	tapdir=$(mktemp -d -t compspill-tap.XXXXXX)
+	tar --exclude=./.git --exclude=./tmp_check --exclude=./results \
+		-cf - . | tar -xf - -C "$tapdir"
+	runas=()
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R postgres:postgres "$tapdir"
+		runas=(runuser -u postgres --)
+	fi
+
+	prove_log=$(mktemp -t compspill-prove.XXXXXX)
+	chmod 644 "$prove_log"
+	# the same environment and -I flags as PGXS's prove_installcheck
+	(
+		cd "$tapdir" &&
+		"${runas[@]}" env \
+			PATH="$PGBIN:$PATH" \
+			TESTDIR="$tapdir" \
+			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+			prove -I "$PGXS_DIR/src/test/perl/" -I . -I test/t \
+			${PROVE_FLAGS:-} ${PROVE_TESTS:-test/t/*.pl}
+	) 2>&1 | tee "$prove_log"
+	prove_rc=${PIPESTATUS[0]}
+
+	nfiles=$(sed -n 's/^Files=\([0-9]*\),.*/\1/p' "$prove_log" | tail -1)
+	nfiles=${nfiles:-0}
+	failed_files=$(grep -Eo '^test/t/[^ ]+\.pl +\(Wstat' "$prove_log" |
+				   awk '{print $1}' | sort -u)
+	nbad=$(printf '%s' "$failed_files" | grep -c . || true)
+	if [ "$prove_rc" -ne 0 ] && [ "$nbad" -eq 0 ]; then
+		nbad=1					# prove failed without naming a file
+	fi
+	npassed=$((npassed + nfiles - nbad))
+	[ "$npassed" -lt 0 ] && npassed=0
+	nfailed=$((nfailed + nbad))
+
+	if [ "$prove_rc" -ne 0 ]; then
+		echo "run-tests: TAP tests failed (exit $prove_rc); logs follow"
+		for f in $failed_files; do
+			name=$(basename "$f" .pl)
+			show_file "$tapdir/tmp_check/log/regress_log_$name" 400
+			for log in "$tapdir"/tmp_check/log/"${name}"_*.log; do
+				show_file "$log" 200
+			done
+		done
+		if [ -z "$failed_files" ]; then
+			for log in "$tapdir"/tmp_check/log/*; do
+				show_file "$log" 200
+			done
+		fi
+		echo "run-tests: TAP files kept in $tapdir"
+	elif [ -n "${COMPSPILL_KEEP_TAP:-}" ]; then
+		echo "run-tests: TAP files kept in $tapdir"
+	else
+		rm -rf "$tapdir"
+	fi
+	rm -f "$prove_log"
+fi
+
+if [ "$nfailed" -ne 0 ]; then
+	finish 1
+fi
+if [ "$npassed" -eq 0 ]; then
+	echo "run-tests: no test ran"
+	finish 1
+fi
+finish 0

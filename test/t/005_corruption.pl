@@ -1,0 +1,135 @@
+
+# test/t/005_corruption.pl
+#	  A spill file damaged while the final merge is reading it makes the
+#	  query fail with SQLSTATE XX001 (data_corrupted), never return rows, and
+#	  leave nothing in pgsql_tmp.
+#
+# The sort is held at its first output row by an advisory lock the test
+# holds: every run is written and the merge has read only the first blocks
+# of each.  The test then overwrites bytes at many places in the file (or
+# cuts it to half its size) and lets the query go on.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use CompSpillTAP;
+use Fcntl qw(SEEK_SET);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = compspill_node('main', preload => 'shared');
+make_words_table($node, 't', 300_000);
+
+my $spill = "SET work_mem = '8MB'";
+my $gate = "pg_advisory_xact_lock_shared($GATE_LOCK)::text = ''";
+my $sorted = 'SELECT id, grp, price, ts, txt FROM t ORDER BY txt, id';
+my $stall_out = "SELECT count(*) FROM ($sorted OFFSET 0) s WHERE $gate";
+
+# The test is only meaningful if the final merge reads the runs that run
+# formation wrote: check there is a single merge pass.
+my $analyze = $node->safe_psql('postgres',
+	"$spill; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+note $analyze;
+like($analyze, qr/CompSpill Sort/, 'the query sorts with compspill');
+like($analyze, qr/runs=([2-9]|\d\d+)\s+merge passes=1\b/,
+	'the sort writes several runs and merges them in one pass');
+
+my $expected = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+
+# Overwrite 4 kB at 16 places spread over the middle 90% of the file.
+sub scribble
+{
+	my ($path) = @_;
+	my $size = -s $path;
+
+	open(my $fh, '+<', $path) or die "could not open $path: $!";
+	binmode $fh;
+	for my $i (0 .. 15)
+	{
+		my $off = int($size * (0.05 + 0.9 * $i / 15));
+		$off -= 4096 if $off + 4096 > $size;
+		$off = 0 if $off < 0;
+		sysseek($fh, $off, SEEK_SET) or die "seek: $!";
+		syswrite($fh, pack('C*', map { ($_ * 37 + $i) & 0xff } 1 .. 4096))
+		  or die "write: $!";
+	}
+	close($fh) or die "close: $!";
+	return;
+}
+
+# Cut the file to half its size.
+sub halve
+{
+	my ($path) = @_;
+
+	truncate($path, int((-s $path) / 2)) or die "could not truncate $path: $!";
+	return;
+}
+
+my $holder = $node->background_psql('postgres');
+
+# Run the stalled sort with $setup, damage its file with $damage while it
+# waits, release it, and check how it ends.
+sub damaged_sort
+{
+	my ($name, $setup, $damage) = @_;
+
+	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+	my $q = start_query($node, $spill, $setup, $stall_out);
+	my $pid = wait_for_lock_waiter($node);
+	ok($pid, "$name: the sort is blocked at its first output row");
+
+	my @files = temp_files($node);
+	is(scalar(@files), 1, "$name: the sort has one spill file");
+	note "damaging @files (" . join(',', map { -s $_ } @files) . ' bytes)';
+	$damage->($_) foreach @files;
+
+	$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+	my ($rc, $out, $err) = finish_query($q);
+
+	isnt($rc, 0, "$name: the query fails");
+	is($out, '', "$name: the query returns no rows");
+	like(
+		$err,
+		qr/ERROR:  XX001: (corrupt block in compspill temporary file|could not read compspill temporary file)/,
+		"$name: the error is XX001 data_corrupted");
+	ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
+		"$name: pgsql_tmp is empty afterwards");
+	return;
+}
+
+# first make sure the gate itself lets an undamaged sort through
+{
+	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+	my $q = start_query($node, $spill, 'SELECT 1', $stall_out);
+	ok(wait_for_lock_waiter($node), 'undamaged: the sort is blocked');
+	$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+	my ($rc, $out, $err) = finish_query($q);
+	like($out, qr/^1\n$expected\n?$/, 'undamaged: the query returns every row');
+}
+
+damaged_sort('lz4, overwritten', 'SET compspill.codec = lz4', \&scribble);
+damaged_sort('zstd, overwritten', 'SET compspill.codec = zstd', \&scribble);
+damaged_sort('none, overwritten', 'SET compspill.codec = none', \&scribble);
+damaged_sort('lz4 with direct I/O, overwritten',
+	'SET compspill.enable_dio = on', \&scribble);
+damaged_sort('lz4, truncated', 'SET compspill.codec = lz4', \&halve);
+
+$holder->quit;
+
+# the server is fine and sorts correctly afterwards
+is( sorted_md5($node, "$spill;", $sorted),
+	sorted_md5($node, "$spill; SET compspill.enabled = off;", $sorted),
+	'afterwards compspill returns what native sort returns');
+
+$node->stop;
+unlike(
+	slurp_file($node->logfile),
+	qr/was terminated by signal|TRAP:/,
+	'no backend crashed');
+
+done_testing();

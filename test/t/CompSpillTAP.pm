@@ -1,0 +1,313 @@
+
+# test/t/CompSpillTAP.pm
+#	  Helpers shared by compspill's TAP tests.
+#
+# A node made here has parallel query and JIT off, so a query has exactly one
+# sort and one spill file; tables are filled with random words from a fixed
+# seed, so every run sees the same data.  Background queries are stalled at a
+# chosen point with a transaction-level advisory lock held by the test, so
+# nothing depends on timing: the test waits until the backend is blocked on
+# the lock, does its work, then releases the lock.
+
+package CompSpillTAP;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use File::Find;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(
+  compspill_node
+  make_words_table
+  sorted_md5
+  explain_text
+  temp_files
+  wait_until
+  start_query
+  finish_query
+  wait_for_lock_waiter
+  db_temp_stats
+  $GATE_LOCK
+);
+
+# advisory lock key the tests use to stall a query
+our $GATE_LOCK = 4242;
+
+# words for the text columns: common English, as real comments have
+my @WORDS = qw(
+  the of and to in is that for it as was with be by on not he this are or
+  his from at which but have an they you were her she there been one all we
+  their has would when if so no will can more other its into only some could
+  time these two may then do first any my now such like our over man me even
+  most made after also did many before must through back years where much
+  your way well down should because each just those people how too little
+  state good very make world still own see men work long get here between
+  both life being under never day same another know while last might us
+  great old year off come since against go came right used take three
+  carefully quickly final regular special express pending ironic bold even
+  furious silent blithely slyly deposits requests accounts packages
+  instructions foxes pinto beans theodolites dependencies platelets ideas
+  asymptotes courts dolphins warhorses sheaves sauternes dugouts frets
+  across above according after against along among around beside beyond
+  during except inside outside toward under until upon within without
+);
+
+=pod
+
+=item compspill_node($name, %opts)
+
+Create and start a node.  %opts: preload => 'shared' or 'session' (put
+compspill in shared_preload_libraries or session_preload_libraries), conf =>
+extra postgresql.conf text.
+
+=cut
+
+sub compspill_node
+{
+	my ($name, %opts) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->append_conf(
+		'postgresql.conf', qq{
+max_parallel_workers_per_gather = 0
+jit = off
+autovacuum = off
+log_min_messages = warning
+log_error_verbosity = verbose
+});
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'compspill'\n")
+	  if ($opts{preload} // '') eq 'shared';
+	$node->append_conf('postgresql.conf',
+		"session_preload_libraries = 'compspill'\n")
+	  if ($opts{preload} // '') eq 'session';
+	$node->append_conf('postgresql.conf', $opts{conf}) if $opts{conf};
+	$node->start;
+	return $node;
+}
+
+=pod
+
+=item make_words_table($node, $table, $nrows)
+
+Create $table (id int, grp int, price numeric, ts timestamptz, txt text)
+with $nrows rows; txt holds 4 to 9 random words.  The same seed gives the
+same rows every time.
+
+=cut
+
+sub make_words_table
+{
+	my ($node, $table, $nrows) = @_;
+	my $words = join(',', @WORDS);
+	my $n = scalar @WORDS;
+	my $w = "w.a[1 + floor(random() * $n)::int]";
+	my $extra = "CASE WHEN random() < 0.5 THEN ' ' || $w ELSE '' END";
+
+	$node->safe_psql(
+		'postgres', qq{
+SELECT setseed(0.5);
+CREATE TABLE $table AS
+  SELECT g AS id,
+         (random() * 1000)::int AS grp,
+         round((random() * 100000)::numeric, 2) AS price,
+         timestamptz '2020-01-01' + random() * interval '1000 days' AS ts,
+         $w || ' ' || $w || ' ' || $w || ' ' || $w
+           || $extra || $extra || $extra || $extra || $extra AS txt
+  FROM generate_series(1, $nrows) g,
+       (SELECT '{$words}'::text[] AS a) w;
+ANALYZE $table;
+});
+	return;
+}
+
+=pod
+
+=item sorted_md5($node, $setup, $query)
+
+Run $query (an ORDER BY that must not be a top-N) with the settings in
+$setup and return the md5 of its output, in order, and its row count.
+
+=cut
+
+sub sorted_md5
+{
+	my ($node, $setup, $query) = @_;
+
+	return $node->safe_psql(
+		'postgres', qq{
+$setup
+SELECT md5(string_agg(s::text, E'\\n')), count(*)
+FROM ($query OFFSET 0) s;
+});
+}
+
+=pod
+
+=item explain_text($node, $setup, $query, $analyze)
+
+Return EXPLAIN's text for $query after $setup.
+
+=cut
+
+sub explain_text
+{
+	my ($node, $setup, $query, $analyze) = @_;
+	my $opts = $analyze ? 'ANALYZE, COSTS OFF, TIMING OFF' : 'COSTS OFF';
+
+	return $node->safe_psql('postgres', "$setup\nEXPLAIN ($opts) $query;");
+}
+
+=pod
+
+=item temp_files($node)
+
+Return the regular files under the node's pgsql_tmp directories (the
+default tablespace's and every other tablespace's); in scalar context, how
+many there are.
+
+=cut
+
+sub temp_files
+{
+	my ($node) = @_;
+	my $pgdata = $node->data_dir;
+	my @dirs = ("$pgdata/base/pgsql_tmp");
+	my @files;
+
+	push @dirs, glob("$pgdata/pg_tblspc/*/PG_*/pgsql_tmp");
+	@dirs = grep { -d $_ } @dirs;
+	find(
+		{
+			wanted => sub { push @files, $File::Find::name if -f $_ },
+			no_chdir => 1
+		},
+		@dirs) if @dirs;
+	@files = sort @files;
+	return wantarray ? @files : scalar(@files);
+}
+
+=pod
+
+=item wait_until($what, $cb)
+
+Call $cb every 50 ms until it returns true; give up (return false) after
+$PostgreSQL::Test::Utils::timeout_default seconds.
+
+=cut
+
+sub wait_until
+{
+	my ($what, $cb) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	while (time() < $deadline)
+	{
+		return 1 if $cb->();
+		usleep(50_000);
+	}
+	diag("timed out waiting for $what");
+	return 0;
+}
+
+=pod
+
+=item start_query($node, @sql)
+
+Start psql in the background, running each element of @sql as its own -c
+command, with VERBOSITY verbose so that errors carry their SQLSTATE.  Return
+a handle for finish_query.
+
+=cut
+
+sub start_query
+{
+	my ($node, @sql) = @_;
+	my $q = { out => '', err => '' };
+	my @cmd = (
+		'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose',
+		'-d', $node->connstr('postgres'));
+
+	push @cmd, '-c', $_ foreach @sql;
+	note "starting in the background: @sql";
+	$q->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+	$q->{h} = IPC::Run::start(\@cmd, '<', \undef, '>', \$q->{out}, '2>',
+		\$q->{err}, $q->{timer});
+	return $q;
+}
+
+=pod
+
+=item finish_query($q)
+
+Wait for a query started by start_query; return (exit code, stdout, stderr).
+
+=cut
+
+sub finish_query
+{
+	my ($q) = @_;
+
+	eval { $q->{h}->finish; };
+	if ($@)
+	{
+		diag("background psql: $@");
+		$q->{h}->kill_kill;
+		return (-1, $q->{out}, $q->{err});
+	}
+	note "background psql exited with $?: stdout: $q->{out} stderr: $q->{err}";
+	return ($? >> 8, $q->{out}, $q->{err});
+}
+
+=pod
+
+=item wait_for_lock_waiter($node)
+
+Wait until some backend is blocked on an advisory lock; return its pid.
+
+=cut
+
+sub wait_for_lock_waiter
+{
+	my ($node) = @_;
+	my $pid;
+
+	wait_until(
+		'a backend waiting on the advisory lock',
+		sub {
+			$pid = $node->safe_psql(
+				'postgres', q{
+SELECT pid FROM pg_locks
+WHERE locktype = 'advisory' AND NOT granted LIMIT 1});
+			return $pid ne '';
+		});
+	return $pid;
+}
+
+=pod
+
+=item db_temp_stats($node)
+
+Return (temp_files, temp_bytes) of database postgres.
+
+=cut
+
+sub db_temp_stats
+{
+	my ($node) = @_;
+	my $r = $node->safe_psql(
+		'postgres', q{
+SELECT temp_files || '|' || temp_bytes FROM pg_stat_database
+WHERE datname = 'postgres'});
+
+	return split(/\|/, $r);
+}
+
+1;
