@@ -459,11 +459,9 @@ def walk(plan):
         yield from walk(sub)
 
 
-def find_bytes_written(node):
-    """Sum of numeric values whose key says 'bytes written' in a CompSpill
-    node's own properties (not its children)."""
-    total, found = 0, False
-    stack = [node]
+def node_props(node):
+    """A CompSpill node's own properties, nested groups flattened."""
+    out, stack = {}, [node]
     while stack:
         d = stack.pop()
         for k, v in d.items():
@@ -471,12 +469,13 @@ def find_bytes_written(node):
                 continue
             if isinstance(v, dict):
                 stack.append(v)
-            elif isinstance(v, (int, float)) and not isinstance(v, bool) and \
-                    re.search(r"bytes[ _]?written|written[ _]?bytes", k, re.I):
-                mult = 1024 if re.search(r"\bkB\b|\(kB\)", k) else 1
-                total += v * mult
-                found = True
-    return total if found else None
+            else:
+                out[k] = v
+    return out
+
+
+def num(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def summarize_explain(doc):
@@ -485,19 +484,43 @@ def summarize_explain(doc):
     res = {"exec_ms": top.get("Execution Time"), "rows": plan.get("Actual Rows"),
            "temp_written_bytes": (plan.get("Temp Written Blocks", 0) or 0) * 8192,
            "temp_read_bytes": (plan.get("Temp Read Blocks", 0) or 0) * 8192,
-           "sorts": [], "compspill_bytes": None}
-    cs_total = None
+           "sorts": [], "cs_written_raw": None, "cs_in_raw": None,
+           "cs_runs": None, "cs_passes": None, "cs_ratio": None}
     for n in walk(plan):
         if n.get("Node Type") == "Sort":
             res["sorts"].append("Sort(%s)" % n.get("Sort Method", "?"))
-        elif n.get("Node Type") == "Custom Scan" and "CompSpill" in str(n.get("Custom Plan Provider", "")):
-            res["sorts"].append("CompSpill")
-            b = find_bytes_written(n)
-            if b is not None:
-                cs_total = (cs_total or 0) + b
-    res["compspill_bytes"] = cs_total
-    res["spill_bytes"] = cs_total if cs_total is not None else res["temp_written_bytes"]
+        elif n.get("Node Type") == "Custom Scan" and \
+                "CompSpill" in str(n.get("Custom Plan Provider", "")):
+            props = node_props(n)
+            res["sorts"].append("CompSpill(%s)" % props.get("Sort Method", "?"))
+            for key, field in (("cs_written_raw", r"bytes[ _]?written|written[ _]?bytes"),
+                               ("cs_in_raw", r"bytes[ _]?before"),
+                               ("cs_runs", r"^(spill )?runs$"),
+                               ("cs_passes", r"merge[ _]?passes"),
+                               ("cs_ratio", r"compression[ _]?ratio")):
+                for k, v in props.items():
+                    if re.search(field, k, re.I) and num(v) is not None:
+                        res[key] = (res[key] or 0) + v
     return res
+
+
+def resolve_units(rec):
+    """EXPLAIN's JSON drops units: CompSpill's byte figures may be bytes or kB.
+    Take the reading closest to pg_stat_database's temp_bytes for the run
+    (kB when there is nothing to compare with)."""
+    raw = rec.get("cs_written_raw")
+    if raw is None:
+        rec["spill_bytes"] = rec["temp_written_bytes"]
+        return
+    mult = 1024
+    tb = rec.get("temp_bytes") or 0
+    if tb > 0 and raw > 0:
+        import math
+        mult = min((1, 1024), key=lambda m: abs(math.log(raw * m / tb)))
+    rec["cs_unit"] = mult
+    rec["spill_bytes"] = raw * mult
+    if rec.get("cs_in_raw") is not None:
+        rec["cs_in_bytes"] = rec["cs_in_raw"] * mult
 
 
 class Bench:
@@ -583,6 +606,7 @@ class Bench:
         ex = summarize_explain(doc)
         rec.update(ok=True, wall_s=times[0] / 1000.0, io={k: io1[k] - io0[k] for k in IO_KEYS},
                    temp_bytes=tb1 - tb0, temp_files=tf1 - tf0, **ex)
+        resolve_units(rec)
         if (q, cfg) not in self.explains:
             self.explains[(q, cfg)] = doc
         return rec
@@ -650,8 +674,9 @@ def report(bench, args, meta):
     lines.append("Command: `%s`" % meta["command"])
     lines.append("")
     lines.append("| query | config | wall s (min-max) | wall vs native | bytes written MiB | written vs native "
-                 "| write_bytes MiB | temp_bytes MiB | temp vs native | spill per EXPLAIN MiB | sort node | result |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+                 "| write_bytes MiB | temp_bytes MiB | temp vs native | spill per EXPLAIN MiB "
+                 "| runs / passes | comp. ratio | sort node | result |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     summary = {}
     for q in args.queries:
         base = None
@@ -666,6 +691,9 @@ def report(bench, args, meta):
                 "write_bytes": med([r["io"]["write_bytes"] for r in rs]),
                 "temp": med([r["temp_bytes"] for r in rs]),
                 "spill": med([r["spill_bytes"] for r in rs]),
+                "runs": med([r.get("cs_runs") for r in rs]),
+                "passes": med([r.get("cs_passes") for r in rs]),
+                "ratio": med([r.get("cs_ratio") for r in rs]),
                 "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
                 "n": len(rs), "fail": nfail,
             }
@@ -687,7 +715,7 @@ def report(bench, args, meta):
             if nfail:
                 verdict += " (%d run(s) failed)" % nfail
             b = base or {}
-            lines.append("| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 q, cfg,
                 "-" if s["wall"] is None else "%.2f" % s["wall"],
                 "-" if s["wmin"] is None else "%.2f" % s["wmin"],
@@ -696,7 +724,10 @@ def report(bench, args, meta):
                 fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
                 fmt_mib(s["write_bytes"]),
                 fmt_mib(s["temp"]), fmt_ratio(s["temp"], b.get("temp")),
-                fmt_mib(s["spill"]), s["sorts"], verdict))
+                fmt_mib(s["spill"]),
+                "-" if s["runs"] is None else "%g / %g" % (s["runs"], s["passes"] or 0),
+                "-" if not s["ratio"] else "%.2f" % s["ratio"],
+                s["sorts"], verdict))
     lines.append("")
     lines.append("Queries: " + "; ".join("%s = `%s`" % (q, QUERIES[q]["sql"]) for q in args.queries) + ".")
     lines.append("")
@@ -707,7 +738,7 @@ def report(bench, args, meta):
                  "(page-cache writes of a temp file deleted before writeback are counted here and again "
                  "in cancelled_write_bytes); temp_bytes = pg_stat_database delta (all temp files, sizes "
                  "at deletion); spill per EXPLAIN = native: Temp Written Blocks x 8 kB (every merge "
-                 "pass), compspill: its node's bytes written; result = md5 of the output with a total "
+                 "pass), compspill: its node's Bytes Written; runs / passes and comp. ratio (bytes before encoding / bytes written) from compspill's EXPLAIN; result = md5 of the output with a total "
                  "order (ties broken by l_orderkey, l_linenumber), once per configuration, untimed.")
     return "\n".join(lines) + "\n", summary
 
