@@ -16,6 +16,7 @@ LOAD 'compspill';
 SELECT compspill_version() <> '' AS version_ok;
 
 -- EXPLAIN a query with compspill.enabled set as asked; one row per line
+-- (JSON, YAML and XML come as one value: it is split into lines too)
 CREATE FUNCTION cs_explain(query text, opts text DEFAULT 'COSTS OFF',
                            enabled bool DEFAULT true)
 RETURNS SETOF text LANGUAGE plpgsql AS $f$
@@ -25,7 +26,7 @@ DECLARE
 BEGIN
     PERFORM set_config('compspill.enabled', enabled::text, true);
     FOR line IN EXECUTE 'EXPLAIN (' || opts || ') ' || query LOOP
-        RETURN NEXT line;
+        RETURN QUERY SELECT regexp_split_to_table(line, E'\n');
     END LOOP;
     PERFORM set_config('compspill.enabled', old, true);
 END

@@ -1,0 +1,171 @@
+--
+-- explain: what EXPLAIN shows of a CompSpill Sort, in all four formats.
+-- Numbers vary from run to run, so only their presence and shape are
+-- checked; the Sort Key must read exactly as native Sort's does.
+--
+LOAD 'compspill';
+
+CREATE TABLE ex (a int, b int, t text, j jsonb);
+INSERT INTO ex
+SELECT i, i % 97, 'line ' || (i % 1000) || ' of some quite compressible text',
+       jsonb_build_object('k', i % 10)
+FROM generate_series(1, 20000) i;
+ANALYZE ex;
+
+SET work_mem = '64kB';
+SET compspill.codec = lz4;
+SET compspill.enable_dio = off;
+
+-- text format, a sort that spills
+CREATE TEMP TABLE ex_text AS
+SELECT l FROM cs_explain('SELECT * FROM ex ORDER BY b DESC, a',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') l;
+SELECT
+    bool_or(l ~ '^Custom Scan \(CompSpill Sort\) \(actual rows=20000 loops=1\)$') AS node_line,
+    bool_or(l ~ '^  Sort Key: b DESC, a$') AS sort_key,
+    bool_or(l ~ '^  Sort Method: external merge  Memory: \d+kB  Disk: \d+kB$') AS sort_method,
+    bool_or(l ~ '^  Spill: .*codec=lz4') AS spill_codec,
+    bool_or(l ~ '^  Spill: .*direct I/O=off') AS spill_dio,
+    bool_or(l ~ '^  Spill: .*runs=\d+') AS spill_runs,
+    bool_or(l ~ '^  Spill: .*merge passes=\d+') AS spill_passes,
+    bool_or(l ~ '^  Spill: .*rows=20000') AS spill_rows,
+    bool_or(l ~ '^  Spill Bytes: ') AS spill_bytes,
+    bool_or(l ~ '^  Spill I/O: ') AS spill_io,
+    bool_or(l ~ '^  ->  Seq Scan on ex \(actual rows=20000 loops=1\)$') AS child_line
+FROM ex_text;
+-- text format, in memory
+SET work_mem = '64MB';
+SELECT
+    bool_or(l ~ '^  Sort Method: quicksort  Memory: \d+kB$') AS sort_method_quicksort,
+    bool_and(l !~ 'external') AS no_external
+FROM cs_explain('SELECT * FROM ex ORDER BY b DESC, a', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') l;
+-- without ANALYZE: the plan and the key, nothing about execution
+SELECT l FROM cs_explain('SELECT * FROM ex ORDER BY b DESC, a') l;
+SET work_mem = '64kB';
+
+-- JSON: every key, and the values that can be known
+CREATE TEMP TABLE ex_json AS
+SELECT cs_node('SELECT * FROM ex ORDER BY t, a') AS n;
+SELECT k AS key, n ? k AS present
+FROM ex_json, unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
+                           'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
+                           'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
+                           'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+ORDER BY o;
+SELECT n->'Sort Key' AS sort_key,
+       n->>'Sort Method' AS sort_method,
+       n->>'Sort Space Type' AS space_type,
+       n->>'Spill Codec' AS codec,
+       n->>'Direct I/O' AS dio,
+       (n->>'Spill Runs')::int > 1 AS several_runs,
+       (n->>'Merge Passes')::int >= 1 AS merged,
+       (n->>'Rows Spilled')::int BETWEEN 1 AND 20000 AS rows_spilled,
+       (n->>'Bytes Written')::numeric > 0 AS bytes_written,
+       (n->>'Bytes Before Encoding')::numeric > 0 AS bytes_before,
+       (n->>'Compression Ratio')::numeric > 1 AS compressed
+FROM ex_json;
+-- compressing writes fewer bytes than not compressing
+SET compspill.codec = none;
+SELECT (cs_node('SELECT * FROM ex ORDER BY t, a')->>'Bytes Written')::numeric
+       > (SELECT (n->>'Bytes Written')::numeric FROM ex_json) AS lz4_writes_less_than_none;
+SELECT cs_node('SELECT * FROM ex ORDER BY t, a')->>'Spill Codec' AS codec_none;
+SET compspill.codec = zstd;
+SELECT cs_node('SELECT * FROM ex ORDER BY t, a')->>'Spill Codec' AS codec_zstd;
+SET compspill.codec = lz4;
+-- in memory, JSON
+SET work_mem = '64MB';
+SELECT n->>'Sort Method' AS sort_method, n->>'Sort Space Type' AS space_type
+FROM cs_node('SELECT * FROM ex ORDER BY t, a') n;
+SET work_mem = '64kB';
+
+-- YAML
+SELECT k AS key, bool_or(l ~ ('^ *' || k || ': ')) AS present
+FROM cs_explain('SELECT * FROM ex ORDER BY b, t', 'ANALYZE, COSTS OFF, FORMAT YAML') l,
+     unnest(ARRAY['Custom Plan Provider', 'Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
+                  'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
+                  'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
+                  'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+GROUP BY k, o ORDER BY o;
+
+-- XML: well formed, and every key is an element of the CompSpill node
+CREATE TEMP TABLE ex_xml AS
+SELECT string_agg(l, E'\n')::xml AS x
+FROM cs_explain('SELECT * FROM ex ORDER BY b, t', 'ANALYZE, COSTS OFF, FORMAT XML') l;
+SELECT k AS key,
+       (xpath('count(//e:Plan[e:Custom-Plan-Provider="CompSpill Sort"]/e:' ||
+              regexp_replace(k, '[^A-Za-z0-9._:-]', '-', 'g') || ')', x,
+              ARRAY[ARRAY['e', 'http://www.postgresql.org/2009/explain']]))[1]::text AS count
+FROM ex_xml,
+     unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
+                  'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
+                  'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
+                  'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+ORDER BY o;
+SELECT (xpath('//e:Plan[e:Custom-Plan-Provider="CompSpill Sort"]/e:Sort-Method/text()', x,
+              ARRAY[ARRAY['e', 'http://www.postgresql.org/2009/explain']]))[1]::text AS xml_sort_method
+FROM ex_xml;
+
+-- Sort Key reads exactly as native Sort's, whatever the ORDER BY: the
+-- "Sort Key" lines of the two plans, in text and JSON, plain and VERBOSE
+CREATE FUNCTION sort_keys(query text, opts text, enabled bool)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT string_agg(trim(l), ' | ') FROM cs_explain(query, opts, enabled) l
+    WHERE l ~ '^\s*(Sort Key|"Sort Key"|<Sort-Key>)' OR l ~ '^\s*- "' OR l ~ '<Item>'
+$f$;
+CREATE FUNCTION same_sort_keys(query text)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    opts text;
+    native text;
+    comp text;
+BEGIN
+    IF position('CompSpill Sort' IN cs_plan(query)) = 0 THEN
+        RETURN 'no CompSpill Sort in the plan';
+    END IF;
+    FOREACH opts IN ARRAY ARRAY['COSTS OFF', 'COSTS OFF, VERBOSE', 'COSTS OFF, FORMAT JSON',
+                                'COSTS OFF, VERBOSE, FORMAT YAML', 'COSTS OFF, FORMAT XML'] LOOP
+        native := sort_keys(query, opts, false);
+        comp := sort_keys(query, opts, true);
+        IF native IS NULL THEN
+            RETURN 'no Sort Key found in ' || opts;
+        END IF;
+        IF native IS DISTINCT FROM comp THEN
+            RETURN opts || ': native "' || native || '" / compspill "' || coalesce(comp, '<none>') || '"';
+        END IF;
+    END LOOP;
+    RETURN 'same';
+END
+$f$;
+
+CREATE TABLE ex_q (qid serial, sql text);
+INSERT INTO ex_q (sql) VALUES
+('SELECT * FROM ex ORDER BY a'),
+('SELECT * FROM ex ORDER BY b DESC, a'),
+('SELECT * FROM ex ORDER BY b NULLS FIRST, t DESC NULLS LAST'),
+('SELECT * FROM ex ORDER BY t COLLATE "C", a DESC'),
+('SELECT * FROM ex ORDER BY t USING ~>~'),
+('SELECT * FROM ex ORDER BY lower(t), a + b'),
+('SELECT * FROM ex ORDER BY j->>''k'', (j->''k'')::int DESC'),
+('SELECT a, b FROM ex ORDER BY 2, 1'),
+('SELECT a AS x FROM ex ORDER BY x'),
+('SELECT * FROM ex ORDER BY (a, t)'),
+('SELECT * FROM ex e1 ORDER BY e1.b, e1.a'),
+('SELECT b, count(*) FROM ex GROUP BY b'),
+('SELECT a, row_number() OVER (PARTITION BY b ORDER BY t) FROM ex'),
+('SELECT DISTINCT b, t FROM ex'),
+('SELECT * FROM (SELECT a, b FROM ex UNION ALL SELECT b, a FROM ex) s ORDER BY b, a');
+SET enable_hashagg = off;
+SELECT qid, sql, same_sort_keys(sql) FROM ex_q ORDER BY qid;
+-- merge join keys
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT same_sort_keys('SELECT * FROM ex e1 JOIN ex e2 ON e1.a = e2.b AND e1.t = e2.t');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET enable_hashagg;
+
+RESET compspill.codec;
+RESET compspill.enable_dio;
+RESET work_mem;
+DROP TABLE ex, ex_q;
+DROP FUNCTION sort_keys(text, text, bool), same_sort_keys(text);

@@ -1,0 +1,53 @@
+--
+-- multipass: the smallest work_mem forces many runs and merges in several
+-- passes; 4MB with more data makes fewer, larger runs.  Narrow rows, many of
+-- them.
+--
+LOAD 'compspill';
+
+CREATE TABLE mp AS
+SELECT i AS id, (i::int8 * 2654435761 % 1000003)::int AS k, (i % 1000)::int2 AS s
+FROM generate_series(1, 200000) i;
+ANALYZE mp;
+
+SET work_mem = '64kB';
+SET compspill.codec = lz4;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+-- many runs, merged in more than one pass
+SELECT (n->>'Spill Runs')::int > 20 AS many_runs,
+       (n->>'Merge Passes')::int >= 2 AS several_passes,
+       (n->>'Rows Spilled')::int = 200000 AS all_rows_spilled
+FROM cs_node('SELECT * FROM mp ORDER BY k, id') n;
+SELECT compare_sorted('SELECT id, s FROM mp ORDER BY s DESC, k, id', 'spill');
+SELECT compare_keys('SELECT id, s FROM mp ORDER BY s', 'cs_row.s', 'spill');
+SET compspill.codec = zstd;
+SELECT compare_sorted('SELECT k FROM mp ORDER BY k DESC', 'spill');
+SET compspill.codec = none;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY s, id DESC', 'spill');
+-- direct I/O with many small runs
+SET client_min_messages = warning;
+SET compspill.enable_dio = on;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+SET compspill.enable_dio = off;
+RESET client_min_messages;
+RESET compspill.codec;
+
+-- a million rows at 64kB
+SELECT compare_sorted('SELECT g FROM generate_series(1, 1000000) g ORDER BY g % 7919, g', 'spill');
+
+-- 4MB: fewer runs, one merge
+SET work_mem = '4MB';
+CREATE TABLE mp4 AS
+SELECT i AS id, (i::int8 * 2654435761 % 1000003)::int AS k,
+       'value ' || (i % 10007) || ' ' || repeat('x', i % 40) AS t
+FROM generate_series(1, 300000) i;
+ANALYZE mp4;
+SELECT compare_sorted('SELECT * FROM mp4 ORDER BY t, id', 'spill');
+SELECT compare_sorted('SELECT * FROM mp4 ORDER BY k DESC, id', 'spill');
+SELECT (n->>'Spill Runs')::int > 1 AS several_runs,
+       (n->>'Rows Spilled')::int > 0 AS rows_spilled
+FROM cs_node('SELECT * FROM mp4 ORDER BY t, id') n;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+
+RESET work_mem;
+DROP TABLE mp, mp4;

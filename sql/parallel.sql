@@ -1,0 +1,70 @@
+--
+-- parallel: CompSpill Sorts inside parallel workers, below Gather Merge and
+-- Gather.  The workers load the library themselves (it was LOADed here, not
+-- preloaded) and read the node from the serialized plan.
+--
+LOAD 'compspill';
+
+CREATE TABLE par (id int, g int, v int, t text) WITH (parallel_workers = 2);
+INSERT INTO par SELECT i, i % 50, (i * 7919) % 100003, 'q' || (i * 31 % 4999)
+FROM generate_series(1, 100000) i;
+CREATE TABLE par_small (g int, name text);
+INSERT INTO par_small SELECT i, 'g' || i FROM generate_series(0, 49) i;
+ANALYZE par, par_small;
+
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = on;
+SET work_mem = '64kB';
+
+-- Gather Merge above a CompSpill Sort run by each worker
+SELECT plan_shape('SELECT * FROM par ORDER BY v, id');
+SELECT compare_sorted('SELECT * FROM par ORDER BY v, id', 'spill');
+SELECT compare_sorted('SELECT id, t FROM par ORDER BY t DESC, id', 'spill');
+SELECT compare_sorted('SELECT id, g FROM par WHERE v % 3 = 0 ORDER BY g, v DESC, id', 'spill');
+-- the workers really ran
+SELECT (cs_analyze_json('SELECT * FROM par ORDER BY v, id')
+        #>> '{0,Plan,Workers Launched}')::int > 0 AS workers_launched;
+-- no leader participation: the workers do all of it (what the workers'
+-- sorts did is not reported to the leader, so only the results are checked)
+SET parallel_leader_participation = off;
+SELECT compare_sorted('SELECT * FROM par ORDER BY t, id');
+SELECT compare_sorted('SELECT id, v FROM par ORDER BY v DESC, id');
+SET parallel_leader_participation = on;
+
+-- partial aggregation over sorted input in the workers
+SET enable_hashagg = off;
+SELECT plan_shape('SELECT g, count(*), sum(v) FROM par GROUP BY g');
+SELECT compare_sorted('SELECT g, count(*), sum(v), max(t) FROM par GROUP BY g', 'spill');
+RESET enable_hashagg;
+
+-- a merge join in the workers: the inner CompSpill Sort is marked and
+-- restored in each worker
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SET enable_material = off;
+SELECT plan_shape('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id');
+SELECT compare_sorted('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET enable_material;
+
+-- at 4MB, some of the participants spill and some do not (that depends on
+-- how many rows each one gets); at 64MB none spills
+SET work_mem = '4MB';
+SELECT compare_sorted('SELECT id, g FROM par ORDER BY g, id');
+SET work_mem = '64MB';
+SELECT compare_sorted('SELECT id, g FROM par ORDER BY g, id', 'memory');
+
+-- compspill off: plain Sort under Gather Merge
+SELECT plan_shape('SELECT * FROM par ORDER BY v, id', false);
+
+RESET work_mem;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+DROP TABLE par, par_small;
