@@ -1,0 +1,339 @@
+/*-------------------------------------------------------------------------
+ *
+ * compress.c
+ *	  Compress and decompress spill blocks with none, lz4 or zstd.
+ *
+ * A compressor is created once per operation and reused for every block,
+ * so that the zstd contexts and the lz4 state are allocated only once.  The
+ * zstd contexts come from malloc inside libzstd; a reset callback on the
+ * memory context the compressor lives in frees them, so that an error,
+ * which deletes that context, does not leak them.
+ *
+ * Compression is a bet: a block whose compressed form is not strictly
+ * smaller than its raw form is reported as "did not pay" (a zero result)
+ * and the caller stores it raw.  Decompression works for any codec,
+ * whatever the compressor was created with, because a run may mix
+ * compressed and raw blocks.  It never raises an error about the data: it
+ * returns false with a sentence describing the failure, and the caller,
+ * which knows the file and the offset, reports the corruption.
+ *
+ * IDENTIFICATION
+ *	  src/compress.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include <lz4.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "utils/memutils.h"
+
+#include "compspill.h"
+
+struct CompSpillCompressor
+{
+	CompSpillCodec codec;		/* codec used for compression */
+	int			level;			/* zstd compression level */
+	MemoryContext cxt;			/* context holding this struct */
+	ZSTD_CCtx  *zcctx;			/* zstd compression context, or NULL */
+	ZSTD_DCtx  *zdctx;			/* zstd decompression context, or NULL */
+	void	   *lz4state;		/* lz4 compression state, or NULL */
+	MemoryContextCallback cb;	/* frees the zstd contexts */
+};
+
+static void compspill_compressor_free(void *arg);
+static ZSTD_DCtx *compspill_get_zstd_dctx(CompSpillCompressor *comp);
+
+/*
+ * Return the name of a codec, as used in settings and messages.
+ */
+const char *
+CompSpillCodecName(CompSpillCodec codec)
+{
+	switch (codec)
+	{
+		case COMPSPILL_CODEC_NONE:
+			return "none";
+		case COMPSPILL_CODEC_LZ4:
+			return "lz4";
+		case COMPSPILL_CODEC_ZSTD:
+			return "zstd";
+	}
+	return "unknown";
+}
+
+/*
+ * Free the malloc'd zstd contexts of a compressor; a memory-context reset
+ * callback.
+ */
+static void
+compspill_compressor_free(void *arg)
+{
+	CompSpillCompressor *comp = (CompSpillCompressor *) arg;
+
+	if (comp->zcctx != NULL)
+	{
+		ZSTD_freeCCtx(comp->zcctx);
+		comp->zcctx = NULL;
+	}
+	if (comp->zdctx != NULL)
+	{
+		ZSTD_freeDCtx(comp->zdctx);
+		comp->zdctx = NULL;
+	}
+}
+
+/*
+ * Create a compressor for a codec in CurrentMemoryContext.
+ */
+CompSpillCompressor *
+CompSpillCompressorCreate(CompSpillCodec codec, int level)
+{
+	CompSpillCompressor *comp;
+
+	comp = (CompSpillCompressor *) palloc0(sizeof(CompSpillCompressor));
+	comp->codec = codec;
+	comp->level = level;
+	comp->cxt = CurrentMemoryContext;
+
+	/* register the callback first, so that whatever follows is covered */
+	comp->cb.func = compspill_compressor_free;
+	comp->cb.arg = comp;
+	MemoryContextRegisterResetCallback(comp->cxt, &comp->cb);
+
+	switch (codec)
+	{
+		case COMPSPILL_CODEC_NONE:
+			break;
+		case COMPSPILL_CODEC_LZ4:
+			comp->lz4state = palloc(LZ4_sizeofState());
+			break;
+		case COMPSPILL_CODEC_ZSTD:
+			{
+				size_t		ret;
+
+				comp->zcctx = ZSTD_createCCtx();
+				if (comp->zcctx == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of memory"),
+							 errdetail("Could not create a zstd compression context.")));
+				ret = ZSTD_CCtx_setParameter(comp->zcctx,
+											 ZSTD_c_compressionLevel,
+											 level);
+				if (ZSTD_isError(ret))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("could not set zstd compression level %d",
+									level),
+							 errdetail("zstd reported: %s.",
+									   ZSTD_getErrorName(ret))));
+				break;
+			}
+		default:
+			elog(ERROR, "unrecognized compspill codec: %d", (int) codec);
+	}
+
+	return comp;
+}
+
+/*
+ * Return the worst-case compressed size of srclen bytes.
+ */
+Size
+CompSpillCompressBound(CompSpillCompressor *comp, Size srclen)
+{
+	switch (comp->codec)
+	{
+		case COMPSPILL_CODEC_NONE:
+			return srclen;
+		case COMPSPILL_CODEC_LZ4:
+			/* larger inputs are never compressed, see CompSpillCompress */
+			if (srclen > LZ4_MAX_INPUT_SIZE)
+				return srclen;
+			return (Size) LZ4_compressBound((int) srclen);
+		case COMPSPILL_CODEC_ZSTD:
+			{
+				size_t		bound = ZSTD_compressBound(srclen);
+
+				if (ZSTD_isError(bound))
+					return srclen;
+				return bound;
+			}
+	}
+	return srclen;
+}
+
+/*
+ * Compress src into dst; return the compressed size, or 0 if compression
+ * does not make the block strictly smaller.
+ */
+Size
+CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
+				  char *dst, Size dstcap)
+{
+	Size		result = 0;
+
+	if (srclen == 0)
+		return 0;
+
+	switch (comp->codec)
+	{
+		case COMPSPILL_CODEC_NONE:
+			return 0;
+
+		case COMPSPILL_CODEC_LZ4:
+			{
+				int			cap;
+				int			ret;
+
+				if (srclen > LZ4_MAX_INPUT_SIZE)
+					return 0;
+				cap = (int) Min(dstcap, (Size) INT_MAX);
+				if (comp->lz4state == NULL)
+					comp->lz4state = MemoryContextAlloc(comp->cxt,
+														LZ4_sizeofState());
+				ret = LZ4_compress_fast_extState(comp->lz4state, src, dst,
+												 (int) srclen, cap, 1);
+				if (ret <= 0)
+				{
+					/* lz4 fails only when the output does not fit */
+					if (cap < LZ4_compressBound((int) srclen))
+						return 0;
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("could not compress spill block with %s",
+									CompSpillCodecName(comp->codec)),
+							 errdetail("LZ4_compress_fast_extState returned %d.",
+									   ret)));
+				}
+				result = (Size) ret;
+				break;
+			}
+
+		case COMPSPILL_CODEC_ZSTD:
+			{
+				size_t		ret;
+
+				ret = ZSTD_compress2(comp->zcctx, dst, dstcap, src, srclen);
+				if (ZSTD_isError(ret))
+				{
+					if (ZSTD_getErrorCode(ret) == ZSTD_error_dstSize_tooSmall)
+						return 0;
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("could not compress spill block with %s",
+									CompSpillCodecName(comp->codec)),
+							 errdetail("zstd reported: %s.",
+									   ZSTD_getErrorName(ret))));
+				}
+				result = ret;
+				break;
+			}
+
+		default:
+			elog(ERROR, "unrecognized compspill codec: %d", (int) comp->codec);
+	}
+
+	return result < srclen ? result : 0;
+}
+
+/*
+ * Return the compressor's zstd decompression context, creating it if needed.
+ */
+static ZSTD_DCtx *
+compspill_get_zstd_dctx(CompSpillCompressor *comp)
+{
+	if (comp->zdctx == NULL)
+	{
+		comp->zdctx = ZSTD_createDCtx();
+		if (comp->zdctx == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Could not create a zstd decompression context.")));
+	}
+	return comp->zdctx;
+}
+
+/*
+ * Decompress src into exactly rawlen bytes at dst; on failure return false
+ * with a sentence in *errdetail.
+ */
+bool
+CompSpillDecompress(CompSpillCompressor *comp, CompSpillCodec codec,
+					const char *src, Size srclen, char *dst, Size rawlen,
+					const char **errdetail)
+{
+	*errdetail = NULL;
+
+	switch (codec)
+	{
+		case COMPSPILL_CODEC_NONE:
+			if (srclen != rawlen)
+			{
+				*errdetail = psprintf("Stored block is %zu bytes, expected %zu.",
+									  srclen, rawlen);
+				return false;
+			}
+			memcpy(dst, src, rawlen);
+			return true;
+
+		case COMPSPILL_CODEC_LZ4:
+			{
+				int			ret;
+
+				if (srclen > INT_MAX || rawlen > INT_MAX)
+				{
+					*errdetail = psprintf("lz4 block of %zu bytes decompressing to %zu bytes exceeds the lz4 size limit.",
+										  srclen, rawlen);
+					return false;
+				}
+				ret = LZ4_decompress_safe(src, dst, (int) srclen, (int) rawlen);
+				if (ret < 0)
+				{
+					*errdetail = psprintf("LZ4_decompress_safe returned %d.",
+										  ret);
+					return false;
+				}
+				if ((Size) ret != rawlen)
+				{
+					*errdetail = psprintf("lz4 produced %d bytes, expected %zu.",
+										  ret, rawlen);
+					return false;
+				}
+				return true;
+			}
+
+		case COMPSPILL_CODEC_ZSTD:
+			{
+				size_t		ret;
+
+				if (comp != NULL)
+					ret = ZSTD_decompressDCtx(compspill_get_zstd_dctx(comp),
+											  dst, rawlen, src, srclen);
+				else
+					ret = ZSTD_decompress(dst, rawlen, src, srclen);
+				if (ZSTD_isError(ret))
+				{
+					*errdetail = psprintf("zstd reported: %s.",
+										  ZSTD_getErrorName(ret));
+					return false;
+				}
+				if (ret != rawlen)
+				{
+					*errdetail = psprintf("zstd produced %zu bytes, expected %zu.",
+										  ret, rawlen);
+					return false;
+				}
+				return true;
+			}
+	}
+
+	*errdetail = psprintf("Unknown compression codec %d.", (int) codec);
+	return false;
+}
