@@ -31,6 +31,7 @@ our @EXPORT = qw(
   wait_until
   start_query
   finish_query
+  query_done
   wait_for_lock_waiter
   db_temp_stats
   $GATE_LOCK
@@ -264,6 +265,22 @@ sub finish_query
 	}
 	note "background psql exited with $?: stdout: $q->{out} stderr: $q->{err}";
 	return ($? >> 8, $q->{out}, $q->{err});
+}
+
+=pod
+
+=item query_done($q)
+
+Return true once a query started by start_query has ended.
+
+=cut
+
+sub query_done
+{
+	my ($q) = @_;
+
+	eval { $q->{h}->pump_nb; };
+	return !$q->{h}->pumpable;
 }
 
 =pod
