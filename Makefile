@@ -15,7 +15,7 @@ PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
-REGRESS = setup types collate_icu toast plans rescan cursors prepared parallel explain settings codecs multipass tempfiles
+REGRESS = setup types collate_icu toast tuples plans rescan dml cursors prepared parallel explain settings codecs multipass tempfiles
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 
