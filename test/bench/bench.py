@@ -47,15 +47,17 @@ Configurations: native (compspill.enabled=off), none, lz4, zstd<level>
 =on). Extra settings for every session: --set name=value (repeatable).
 
 Slow disk (--slow-disk MBPS, root): a sparse file on a loop device
-(losetup --direct-io=on), ext4, mounted in the work dir; a tablespace there
-as temp_tablespaces; blkio cgroup v1 throttle of MBPS for reads and writes
-on that device (cgroup compspill_bench, into which the postmaster and its
-children are moved; the same limit on the root blkio cgroup, because cgroup
-v1 charges buffered writeback to the flusher threads there); the device's
+(losetup --direct-io=on, so the loop device does not cache twice), ext4,
+mounted in the work dir; a tablespace there as temp_tablespaces; a cgroup v1
+blkio throttle of MBPS for reads and for writes on that device, set on the
+root blkio cgroup, which holds the postgres processes and the kernel's
+flusher threads that do buffered writeback (v1 limits are not hierarchical,
+so a child cgroup for postgres would give it a budget besides writeback's:
+--blkio-child does that anyway, into cgroup compspill_bench); the device's
 dirty page cache is capped (bdi max_bytes + strict_limit, --dirty-mb) so
 buffered writers wait for the disk; caches are dropped before each run, and
 with --evict-every S clean page cache is dropped every S seconds during a run
-so that buffered reads of temp files also come from the disk. All of it is
+so that buffered re-reads of temp files also come from the disk. All of it is
 undone at exit.
 """
 
@@ -329,26 +331,37 @@ class SlowDisk:
         # (native sort) are held to the disk's speed instead of writing into
         # 24 GB of RAM and deleting the file before it is ever written back.
         bdi = "/sys/class/bdi/%s" % self.devno
-        for knob, val in (("strict_limit", "1"),
+        for knob, val in (("strict_limit", "1"), ("max_ratio", None),
                           ("max_bytes", str(self.args.dirty_mb * 1024 * 1024))):
             path = os.path.join(bdi, knob)
             if os.path.exists(path):
-                self.bdi_saved[path] = read_file(path).strip()
-                write_file(path, val)
+                self.bdi_saved.setdefault(path, read_file(path).strip())
+                if val is not None:
+                    write_file(path, val)
             else:
                 log("slow disk: %s not available, dirty pages not capped" % path)
-        # throttle
-        os.makedirs(CGROUP, exist_ok=True)
-        self.cgroup = True
-        for d in (CGROUP, BLKIO):
-            for f in ("blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device"):
-                write_file(os.path.join(d, f), "%s %d\n" % (self.devno, self.bps))
+        # Throttle. Every I/O to the device goes through the root blkio
+        # cgroup's limit: buffered writeback is issued by the kernel's
+        # flusher threads, which cgroup v1 leaves in the root cgroup, and the
+        # postgres processes are there too. v1 throttling is not
+        # hierarchical (measured here: a child cgroup and the root each get
+        # their own MBPS), so moving postgres into a child cgroup would give
+        # native sort two budgets, one for writeback and one for its reads.
+        for f in ("blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device"):
+            write_file(os.path.join(BLKIO, f), "%s %d\n" % (self.devno, self.bps))
         self.root_limits = True
+        if self.args.blkio_child:
+            os.makedirs(CGROUP, exist_ok=True)
+            self.cgroup = True
+            for f in ("blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device"):
+                write_file(os.path.join(CGROUP, f), "%s %d\n" % (self.devno, self.bps))
         log("slow disk: %s (%s) mounted at %s, throttled to %d B/s"
             % (self.dev, self.devno, self.mnt, self.bps))
         return ts
 
     def attach(self, postmaster_pid):
+        if not self.cgroup:
+            return
         pids = [postmaster_pid] + children(postmaster_pid)
         for pid in pids:
             try:
@@ -415,6 +428,8 @@ class SlowDisk:
                     time.sleep(0.5)
             self.cgroup = False
         for path, val in self.bdi_saved.items():
+            if path.endswith("max_bytes"):
+                continue                # max_ratio restores it
             try:
                 write_file(path, val)
             except OSError:
@@ -631,9 +646,13 @@ class Bench:
     def run_checks(self):
         for q in self.args.queries:
             for cfg in self.args.configs:
+                if self.args.check_mode == "md5":
+                    row = "md5(t::text)"          # every column's text form
+                else:
+                    row = "hash_record_extended(t, 0)::text"   # 64-bit, cheaper
                 sql = (self.session_sql(cfg) +
-                       "SELECT count(*) || ' ' || coalesce(md5(string_agg(md5(t::text), '')), '-') "
-                       "FROM (%s) t;\n" % QUERIES[q]["check"])
+                       "SELECT count(*) || ' ' || coalesce(md5(string_agg(%s, ',')), '-') "
+                       "FROM (%s) t;\n" % (row, QUERIES[q]["check"]))
                 t0 = time.monotonic()
                 p = self.c.psql(sql, check=False, timeout=self.args.run_timeout)
                 dt = time.monotonic() - t0
@@ -739,7 +758,9 @@ def report(bench, args, meta):
                  "in cancelled_write_bytes); temp_bytes = pg_stat_database delta (all temp files, sizes "
                  "at deletion); spill per EXPLAIN = native: Temp Written Blocks x 8 kB (every merge "
                  "pass), compspill: its node's Bytes Written; runs / passes and comp. ratio (bytes before encoding / bytes written) from compspill's EXPLAIN; result = md5 of the output with a total "
-                 "order (ties broken by l_orderkey, l_linenumber), once per configuration, untimed.")
+                 "order (ties broken by l_orderkey, l_linenumber; per row: %s), once per "
+                 "configuration, untimed." % ("md5 of its text" if args.check_mode == "md5"
+                                              else "hash_record_extended"))
     return "\n".join(lines) + "\n", summary
 
 
@@ -762,6 +783,10 @@ def parse_args():
     ap.add_argument("--no-install", action="store_true", help="don't run make install")
     ap.add_argument("--repo", default=REPO, help="compspill source tree for make install")
     ap.add_argument("--no-check", action="store_true", help="skip the result checks")
+    ap.add_argument("--check-mode", choices=("md5", "hash"), default="md5",
+                    help="result check: md5 of each row's text (default) or "
+                         "hash_record_extended of each row (about 2x faster); either way "
+                         "the md5 of all of them in output order")
     ap.add_argument("--keep", action="store_true",
                     help="keep the cluster and data in --workdir and reuse them")
     ap.add_argument("--workdir", default="/var/tmp/compspill-bench")
@@ -779,8 +804,12 @@ def parse_args():
                     help="temp files on a loop device throttled to MBPS MB/s (root)")
     ap.add_argument("--slow-size-gb", type=int, default=16)
     ap.add_argument("--slow-image-dir", default="/var/tmp")
-    ap.add_argument("--dirty-mb", type=int, default=64,
+    ap.add_argument("--dirty-mb", type=int, default=32,
                     help="slow disk: cap on the loop device's dirty page cache")
+    ap.add_argument("--blkio-child", action="store_true",
+                    help="slow disk: also move postgres into blkio cgroup compspill_bench "
+                         "with the same limit (v1 limits are not hierarchical: this "
+                         "gives postgres a budget of its own besides writeback's)")
     ap.add_argument("--evict-every", type=float, default=0, metavar="SEC",
                     help="slow disk: drop clean page cache every SEC seconds during a run")
     a = ap.parse_args()
