@@ -782,6 +782,8 @@ def parse_args():
                     help="don't load compspill; only the native configuration")
     ap.add_argument("--no-install", action="store_true", help="don't run make install")
     ap.add_argument("--repo", default=REPO, help="compspill source tree for make install")
+    ap.add_argument("--ref", help="build this git commit of --repo (git archive into a temp "
+                                  "dir) instead of the work tree")
     ap.add_argument("--no-check", action="store_true", help="skip the result checks")
     ap.add_argument("--check-mode", choices=("md5", "hash"), default="md5",
                     help="result check: md5 of each row's text (default) or "
@@ -870,9 +872,24 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
 
+    build_dir = args.repo
+    if have_compspill and args.ref:
+        # build a committed state, not whatever the work tree holds right now
+        sha = run(["git", "-C", args.repo, "rev-parse", args.ref]).stdout.strip()
+        build_dir = tempfile.mkdtemp(prefix="csbench-src-", dir=args.tmpdir)
+        _cleanups.append(lambda: shutil.rmtree(build_dir, ignore_errors=True))
+        log("building compspill at %s (%s) in %s" % (args.ref, sha[:12], build_dir))
+        arch = subprocess.Popen(["git", "-C", args.repo, "archive", sha], stdout=subprocess.PIPE)
+        run(["tar", "-x", "-C", build_dir], stdin=arch.stdout)
+        arch.wait()
+        cmdline += "  (compspill %s)" % sha[:12]
+    elif have_compspill:
+        p = run(["git", "-C", args.repo, "describe", "--always", "--dirty"], check=False)
+        if p.returncode == 0:
+            cmdline += "  (compspill work tree %s)" % p.stdout.strip()
     if have_compspill and not args.no_install:
-        log("make -C %s install" % args.repo)
-        run(["make", "-s", "-C", args.repo, "install"])
+        log("make -C %s install" % build_dir)
+        run(["make", "-s", "-C", build_dir, "install"])
     if have_compspill:
         pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
         if not os.path.exists(os.path.join(pkglib, "compspill.so")):
@@ -932,6 +949,8 @@ def main():
         if slow:
             slow.teardown()
         cluster.remove()
+        for fn in reversed(_cleanups):
+            fn()
 
 
 if __name__ == "__main__":
