@@ -47,20 +47,23 @@
  *		value stream	values_len bytes
  *
  * Nothing is aligned inside a block; every multi-byte integer is read with
- * memcpy.  The decoder is a pure function of the bytes, in two passes.
- * The first checks everything: the column headers against the tuple
- * descriptor, the streams against the block (they must add up to it
- * exactly), the null counts against the bitmaps, every length against its
- * value stream, every raw varlena's own header against its length.  On the
- * way it works out exactly how many bytes the rebuilt values take, with
- * their headers and alignment.  Only then does it allocate, and the second
- * pass rebuilds the rows from data known to be sound.  Bad data makes it
- * return false with a sentence saying what is wrong; the caller reports it
- * with the file name and offset.
+ * memcpy.  Decoding is in two steps.  CompSpillDecodeBlock is a pure
+ * check of the bytes: the column headers against the tuple descriptor, the
+ * streams against the block (they must add up to it exactly), the null
+ * counts against the bitmaps, every length against its value stream, every
+ * raw varlena's own header against its length.  On the way it works out
+ * the most bytes one rebuilt row can take, with headers and alignment, and
+ * aims a cursor at each column's streams.  Bad data makes it return false
+ * with a sentence saying what is wrong; the caller reports it with the file
+ * name and offset.  CompSpillDecodeNextRow then rebuilds one row at a time
+ * from data known to be sound, into an arena the size of one row.  A merge
+ * input thus costs its compressed and raw block and one row, not a whole
+ * block of decoded rows, which is what lets the merge read many runs at
+ * once within work_mem.
  *
- * The encoder also caps the rows of a block (see compspill_max_rows), so
- * that blocks of tiny or all-null columns cannot make the decoded arrays
- * much larger than the block.
+ * The encoder caps the rows of a block at one per byte of its target (see
+ * compspill_max_rows), so that rows of all-null columns still make blocks
+ * of sane size.
  *
  * IDENTIFICATION
  *	  src/blockcodec.c
@@ -147,8 +150,21 @@ typedef struct CompSpillColumnView
 	Size		values_len;
 } CompSpillColumnView;
 
+/* where the next row's value of a column is, while a block is read */
+typedef struct CompSpillColumnCursor
+{
+	uint8		kind;
+	int16		attlen;
+	char		attalign;		/* alignment of fixed-width values */
+	char		valign;			/* alignment of 4-byte varlena headers */
+	bool		may_pack;		/* may a short varlena get a 1-byte header? */
+	const unsigned char *bitmap;	/* null bitmap, or NULL */
+	const char *lengths;		/* next length entry */
+	const char *values;			/* next value bytes */
+} CompSpillColumnCursor;
+
 static uint8 compspill_column_kind(Form_pg_attribute attr);
-static uint32 compspill_max_rows(Size target_size, int natts);
+static uint32 compspill_max_rows(Size target_size);
 static void compspill_stream_grow(MemoryContext cxt, CompSpillStream *s,
 								  Size need);
 static void compspill_encode_varlena(CompSpillEncoder *enc,
@@ -167,11 +183,7 @@ static bool compspill_check_bitmap(const CompSpillColumnView *view,
 static bool compspill_check_raw(const char *src, Size len);
 static bool compspill_measure_column(const CompSpillColumnView *view,
 									 Form_pg_attribute attr, int attnum,
-									 Size *arena_off, const char **errdetail);
-static void compspill_decode_column(CompSpillDecodedBlock *blk,
-									const CompSpillColumnView *view,
-									Form_pg_attribute attr, int attno,
-									uint32 nrows, Size *arena_off);
+									 Size *max_size, const char **errdetail);
 
 /*
  * Return how a column is stored, from its attribute.
@@ -198,17 +210,13 @@ compspill_column_kind(Form_pg_attribute attr)
 }
 
 /*
- * Return the most rows a block may hold.
- *
- * Every column costs at least a bit per row in a block, but a decoded row
- * costs sizeof(Datum) + 1 bytes per column: allowing one row per eight
- * bytes of target per column keeps the decoded arrays within 9/8 of the
- * target size.
+ * Return the most rows a block may hold: one per byte of the target, so
+ * that rows of all-null or tiny columns still make blocks of sane size.
  */
 static uint32
-compspill_max_rows(Size target_size, int natts)
+compspill_max_rows(Size target_size)
 {
-	Size		rows = target_size / (8 * (Size) Max(natts, 1));
+	Size		rows = target_size;
 
 	return (uint32) Max(Min(rows, (Size) PG_INT32_MAX), 1);
 }
@@ -263,7 +271,7 @@ CompSpillEncoderCreate(TupleDesc tupdesc, Size target_size)
 	enc->cxt = CurrentMemoryContext;
 	enc->natts = natts;
 	enc->target_size = target_size;
-	enc->max_rows = compspill_max_rows(target_size, natts);
+	enc->max_rows = compspill_max_rows(target_size);
 
 	for (int a = 0; a < natts; a++)
 	{
@@ -790,29 +798,28 @@ compspill_check_raw(const char *src, Size len)
 }
 
 /*
- * Check every value of a checked column against its streams and add the
- * arena bytes its rebuilt values take to *arena_off, exactly as
- * compspill_decode_column will place them.
+ * Check every value of a checked column against its streams and work out
+ * the most bytes one rebuilt value of the column can take in a row's arena,
+ * alignment padding included.
  */
 static bool
 compspill_measure_column(const CompSpillColumnView *view,
 						 Form_pg_attribute attr, int attnum,
-						 Size *arena_off, const char **errdetail)
+						 Size *max_size, const char **errdetail)
 {
-	Size		off = *arena_off;
 	Size		voff = 0;
+	Size		maxsz = 0;
 	char		valign;
 	bool		may_pack;
 
 	switch (view->kind)
 	{
 		case COMPSPILL_KIND_BYVAL:
+			*max_size = 0;
 			return true;
 
 		case COMPSPILL_KIND_FIXED:
-			for (uint32 i = 0; i < view->nvalues; i++)
-				off = att_align_nominal(off, attr->attalign) + view->attlen;
-			*arena_off = off;
+			*max_size = view->attlen + MAXIMUM_ALIGNOF;
 			return true;
 
 		default:
@@ -875,8 +882,9 @@ compspill_measure_column(const CompSpillColumnView *view,
 			return false;
 		}
 
-		off = compspill_place_value(off, view->kind, entry, first, may_pack,
-									valign, &size) + size;
+		(void) compspill_place_value(0, view->kind, entry, first, may_pack,
+									 valign, &size);
+		maxsz = Max(maxsz, size);
 		voff += len;
 	}
 
@@ -887,135 +895,14 @@ compspill_measure_column(const CompSpillColumnView *view,
 		return false;
 	}
 
-	*arena_off = off;
+	*max_size = maxsz > 0 ? maxsz + MAXIMUM_ALIGNOF : 0;
 	return true;
 }
 
 /*
- * Rebuild the values of one column, checked and measured, into blk.
- */
-static void
-compspill_decode_column(CompSpillDecodedBlock *blk,
-						const CompSpillColumnView *view,
-						Form_pg_attribute attr, int attno, uint32 nrows,
-						Size *arena_off)
-{
-	int			natts = blk->natts;
-	bool		has_nulls = view->bitmap_len > 0;
-	const unsigned char *bitmap = (const unsigned char *) view->bitmap;
-	const char *vp = view->values;
-	const char *lp = view->lengths;
-	Size		off = *arena_off;
-	char		valign;
-	bool		may_pack;
-
-	valign = attr->attalign == TYPALIGN_DOUBLE ? TYPALIGN_DOUBLE : TYPALIGN_INT;
-	may_pack = attr->attstorage != TYPSTORAGE_PLAIN;
-
-	for (uint32 r = 0; r < nrows; r++)
-	{
-		Size		idx = (Size) r * natts + attno;
-		uint32		entry;
-		Size		len;
-		Size		size;
-		char	   *dst;
-
-		if (has_nulls && (bitmap[r >> 3] & (1 << (r & 7))) != 0)
-		{
-			blk->values[idx] = (Datum) 0;
-			blk->isnull[idx] = true;
-			continue;
-		}
-		blk->isnull[idx] = false;
-
-		switch (view->kind)
-		{
-			case COMPSPILL_KIND_BYVAL:
-				switch (view->attlen)
-				{
-					case 1:
-						blk->values[idx] = CharGetDatum(*vp);
-						break;
-					case 2:
-						{
-							int16		v;
-
-							memcpy(&v, vp, sizeof(v));
-							blk->values[idx] = Int16GetDatum(v);
-							break;
-						}
-					case 4:
-						{
-							int32		v;
-
-							memcpy(&v, vp, sizeof(v));
-							blk->values[idx] = Int32GetDatum(v);
-							break;
-						}
-					default:
-						{
-							int64		v;
-
-							memcpy(&v, vp, sizeof(v));
-							blk->values[idx] = Int64GetDatum(v);
-							break;
-						}
-				}
-				vp += view->attlen;
-				break;
-
-			case COMPSPILL_KIND_FIXED:
-				off = att_align_nominal(off, attr->attalign);
-				if (off + view->attlen > blk->arena_cap)
-					elog(ERROR, "compspill block decoder overran its arena");
-				dst = blk->arena + off;
-				memcpy(dst, vp, view->attlen);
-				blk->values[idx] = PointerGetDatum(dst);
-				vp += view->attlen;
-				off += view->attlen;
-				break;
-
-			default:
-				memcpy(&entry, lp, sizeof(uint32));
-				lp += sizeof(uint32);
-				len = entry >> 1;
-				off = compspill_place_value(off, view->kind, entry,
-											len > 0 ? *vp : '\0',
-											may_pack, valign, &size);
-				if (off + size > blk->arena_cap)
-					elog(ERROR, "compspill block decoder overran its arena");
-				dst = blk->arena + off;
-
-				if (view->kind == COMPSPILL_KIND_CSTRING)
-				{
-					memcpy(dst, vp, len);
-					dst[len] = '\0';
-				}
-				else if ((entry & COMPSPILL_LEN_RAW) != 0)
-					memcpy(dst, vp, len);
-				else if (size == len + VARHDRSZ_SHORT)
-				{
-					SET_VARSIZE_SHORT(dst, size);
-					memcpy(dst + VARHDRSZ_SHORT, vp, len);
-				}
-				else
-				{
-					SET_VARSIZE(dst, size);
-					memcpy(dst + VARHDRSZ, vp, len);
-				}
-				blk->values[idx] = PointerGetDatum(dst);
-				vp += len;
-				off += size;
-				break;
-		}
-	}
-
-	*arena_off = off;
-}
-
-/*
- * Decode a raw block of nrows rows into blk; on bad data return false with
- * a sentence in *errdetail.
+ * Check a raw block of nrows rows and position blk before its first row;
+ * on bad data return false with a sentence in *errdetail.  The rows are
+ * read from raw itself, which must stay in place until the next call.
  */
 bool
 CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
@@ -1028,7 +915,6 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 	uint32		hdr_nrows;
 	Size		pos;
 	Size		arena_need = 0;
-	Size		arena_off = 0;
 	CompSpillColumnView view;
 
 	if (natts != blk->natts)
@@ -1037,6 +923,7 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 
 	*errdetail = NULL;
 	blk->nrows = 0;
+	blk->row = 0;
 
 	if (nrows < 0)
 	{
@@ -1072,18 +959,40 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		return false;
 	}
 
-	/* first pass: check everything, and measure the rebuilt values */
+	if (blk->cols == NULL && natts > 0)
+	{
+		blk->cols = MemoryContextAllocZero(blk->cxt,
+										   sizeof(CompSpillColumnCursor) * natts);
+		blk->values = MemoryContextAllocZero(blk->cxt, sizeof(Datum) * natts);
+		blk->isnull = MemoryContextAllocZero(blk->cxt, sizeof(bool) * natts);
+	}
+
+	/* check everything, measure the largest row, and aim the cursors */
 	pos = COMPSPILL_BLOCK_HEADER_SIZE;
 	for (int a = 0; a < natts; a++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(tupdesc, a);
+		CompSpillColumnCursor *cur = &blk->cols[a];
+		Size		max_size;
 
 		if (!compspill_parse_column(raw, rawlen, &pos, attr, a + 1,
 									hdr_nrows, &view, errdetail) ||
 			!compspill_check_bitmap(&view, a + 1, hdr_nrows, errdetail) ||
-			!compspill_measure_column(&view, attr, a + 1, &arena_need,
+			!compspill_measure_column(&view, attr, a + 1, &max_size,
 									  errdetail))
 			return false;
+		arena_need += max_size;
+
+		cur->kind = view.kind;
+		cur->attlen = view.attlen;
+		cur->attalign = attr->attalign;
+		cur->valign = attr->attalign == TYPALIGN_DOUBLE ?
+			TYPALIGN_DOUBLE : TYPALIGN_INT;
+		cur->may_pack = attr->attstorage != TYPSTORAGE_PLAIN;
+		cur->bitmap = view.bitmap_len > 0 ?
+			(const unsigned char *) view.bitmap : NULL;
+		cur->lengths = view.lengths;
+		cur->values = view.values;
 	}
 	if (pos != rawlen)
 	{
@@ -1092,27 +1001,6 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		return false;
 	}
 
-	/*
-	 * Make room.  Every column costs at least a bit per row, so the checks
-	 * above bound nrows * natts by eight times the block length.
-	 */
-	if (natts > 0 && (Size) nrows > blk->rows_cap)
-	{
-		Size		newcap = Max((Size) nrows, blk->rows_cap + blk->rows_cap / 4);
-
-		if (blk->values != NULL)
-			pfree(blk->values);
-		if (blk->isnull != NULL)
-			pfree(blk->isnull);
-		blk->values = NULL;
-		blk->isnull = NULL;
-		blk->rows_cap = 0;
-		blk->values = (Datum *)
-			MemoryContextAllocHuge(blk->cxt, newcap * natts * sizeof(Datum));
-		blk->isnull = (bool *)
-			MemoryContextAllocHuge(blk->cxt, newcap * natts * sizeof(bool));
-		blk->rows_cap = newcap;
-	}
 	if (arena_need > blk->arena_cap)
 	{
 		Size		newcap = Max(arena_need, blk->arena_cap + blk->arena_cap / 4);
@@ -1125,20 +1013,123 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		blk->arena_cap = newcap;
 	}
 
-	/* second pass: rebuild the rows */
-	pos = COMPSPILL_BLOCK_HEADER_SIZE;
-	for (int a = 0; a < natts; a++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(tupdesc, a);
-
-		if (!compspill_parse_column(raw, rawlen, &pos, attr, a + 1,
-									hdr_nrows, &view, errdetail))
-			elog(ERROR, "compspill block column %d changed between passes",
-				 a + 1);
-		compspill_decode_column(blk, &view, attr, a, hdr_nrows, &arena_off);
-	}
-	Assert(arena_off == arena_need);
-
 	blk->nrows = nrows;
+	return true;
+}
+
+/*
+ * Make the block's next row current in blk->values / blk->isnull; return
+ * false after the last row.  The row's by-reference values live in the
+ * block's arena until the next call.
+ */
+bool
+CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
+{
+	int			r;
+	Size		off = 0;
+
+	if (blk->row >= blk->nrows)
+		return false;
+	r = blk->row++;
+
+	for (int a = 0; a < blk->natts; a++)
+	{
+		CompSpillColumnCursor *cur = &blk->cols[a];
+		uint32		entry;
+		Size		len;
+		Size		size;
+		char	   *dst;
+
+		if (cur->bitmap != NULL &&
+			(cur->bitmap[r >> 3] & (1 << (r & 7))) != 0)
+		{
+			blk->values[a] = (Datum) 0;
+			blk->isnull[a] = true;
+			continue;
+		}
+		blk->isnull[a] = false;
+
+		switch (cur->kind)
+		{
+			case COMPSPILL_KIND_BYVAL:
+				switch (cur->attlen)
+				{
+					case 1:
+						blk->values[a] = CharGetDatum(*cur->values);
+						break;
+					case 2:
+						{
+							int16		v;
+
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int16GetDatum(v);
+							break;
+						}
+					case 4:
+						{
+							int32		v;
+
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int32GetDatum(v);
+							break;
+						}
+					default:
+						{
+							int64		v;
+
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int64GetDatum(v);
+							break;
+						}
+				}
+				cur->values += cur->attlen;
+				break;
+
+			case COMPSPILL_KIND_FIXED:
+				off = att_align_nominal(off, cur->attalign);
+				if (off + cur->attlen > blk->arena_cap)
+					elog(ERROR, "compspill block decoder overran its arena");
+				dst = blk->arena + off;
+				memcpy(dst, cur->values, cur->attlen);
+				blk->values[a] = PointerGetDatum(dst);
+				cur->values += cur->attlen;
+				off += cur->attlen;
+				break;
+
+			default:
+				memcpy(&entry, cur->lengths, sizeof(uint32));
+				cur->lengths += sizeof(uint32);
+				len = entry >> 1;
+				off = compspill_place_value(off, cur->kind, entry,
+											len > 0 ? *cur->values : '\0',
+											cur->may_pack, cur->valign, &size);
+				if (off + size > blk->arena_cap)
+					elog(ERROR, "compspill block decoder overran its arena");
+				dst = blk->arena + off;
+
+				if (cur->kind == COMPSPILL_KIND_CSTRING)
+				{
+					memcpy(dst, cur->values, len);
+					dst[len] = '\0';
+				}
+				else if ((entry & COMPSPILL_LEN_RAW) != 0)
+					memcpy(dst, cur->values, len);
+				else if (size == len + VARHDRSZ_SHORT)
+				{
+					SET_VARSIZE_SHORT(dst, size);
+					memcpy(dst + VARHDRSZ_SHORT, cur->values, len);
+				}
+				else
+				{
+					SET_VARSIZE(dst, size);
+					memcpy(dst + VARHDRSZ, cur->values, len);
+				}
+				blk->values[a] = PointerGetDatum(dst);
+				cur->values += len;
+				off += size;
+				break;
+		}
+	}
+
 	return true;
 }

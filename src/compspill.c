@@ -102,7 +102,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("compspill.write_size",
 							"Size of the buffer that coalesces blocks into one write.",
-							"Capped by a quarter of work_mem.",
+							"Capped by a sixteenth of work_mem.",
 							&compspill_write_size,
 							1024,
 							16, 64 * 1024,

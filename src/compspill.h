@@ -102,20 +102,22 @@ extern bool CompSpillDecompress(CompSpillCompressor *comp,
 typedef struct CompSpillEncoder CompSpillEncoder;
 
 /*
- * The rows of one decoded block, row-major: row r's attribute a is
- * values[r * natts + a] / isnull[r * natts + a].  By-reference values point
- * into memory owned by the decoded block and stay valid until the block is
- * decoded again or freed.
+ * A checked raw block being read row by row: after CompSpillDecodeNextRow,
+ * values[a] / isnull[a] hold the current row's attribute a.  By-reference
+ * values point into the block's one-row arena and stay valid until the
+ * next call; the rows are read from the raw bytes, which must stay in
+ * place until the block is decoded again.
  */
 typedef struct CompSpillDecodedBlock
 {
 	int			natts;
 	int			nrows;
-	Datum	   *values;
+	int			row;			/* rows made current so far */
+	Datum	   *values;			/* the current row */
 	bool	   *isnull;
 	/* private to blockcodec.c */
-	Size		rows_cap;		/* allocated rows in values/isnull */
-	char	   *arena;			/* rebuilt by-reference values */
+	struct CompSpillColumnCursor *cols; /* per column: next value */
+	char	   *arena;			/* the current row's by-reference values */
 	Size		arena_cap;
 	MemoryContext cxt;
 } CompSpillDecodedBlock;
@@ -134,6 +136,7 @@ extern bool CompSpillDecodeBlock(CompSpillDecodedBlock *blk,
 								 TupleDesc tupdesc,
 								 const char *raw, Size rawlen, int nrows,
 								 const char **errdetail);
+extern bool CompSpillDecodeNextRow(CompSpillDecodedBlock *blk);
 
 /* spillfile.c */
 typedef struct CompSpillFile CompSpillFile;
@@ -186,7 +189,7 @@ extern void CompSpillRunReaderOpen(CompSpillRunReader *r,
 extern bool CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values,
 								   bool **isnull);
 extern void CompSpillRunReaderFree(CompSpillRunReader *r);
-extern Size CompSpillRunReaderMemory(Size block_size, int natts);
+extern Size CompSpillRunReaderMemory(Size raw_size, Size stored_size);
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;

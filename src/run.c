@@ -117,10 +117,8 @@ struct CompSpillRunReader
 	off_t		pos;			/* next frame */
 	off_t		end;			/* end of the run */
 
-	/* current block, its row count and the next row to return from it */
+	/* current block, read row by row */
 	CompSpillDecodedBlock blk;
-	int			blk_rows;
-	int			row;
 };
 
 static void compspill_emit_block(CompSpillRunWriter *w);
@@ -333,7 +331,7 @@ CompSpillRunWriterMemory(Size block_size, Size write_size)
  */
 CompSpillRunReader *
 CompSpillRunReaderCreate(CompSpillFile *file, TupleDesc tupdesc,
-						 CompSpillCompressor *comp, Size block_size,
+						 CompSpillCompressor *comp, Size read_size,
 						 CompSpillStats *stats)
 {
 	MemoryContext cxt;
@@ -353,18 +351,17 @@ CompSpillRunReaderCreate(CompSpillFile *file, TupleDesc tupdesc,
 	r->cxt = cxt;
 	r->natts = tupdesc->natts;
 
-	r->rbuf_cap = COMPSPILL_ALIGN_UP(Max(2 * block_size,
+	r->rbuf_cap = COMPSPILL_ALIGN_UP(Max(read_size,
 										 COMPSPILL_MIN_READ_BUFFER));
 	r->rbuf = CompSpillAllocAligned(r->rbuf_cap);
 	r->rbuf_len = 0;
 	r->rbuf_off = 0;
 
-	r->dbuf_cap = block_size + block_size / 4;
-	r->dbuf = palloc_extended(r->dbuf_cap, MCXT_ALLOC_HUGE);
+	/* the decompression buffer comes with the first compressed block */
+	r->dbuf_cap = 0;
+	r->dbuf = NULL;
 
 	CompSpillDecodedBlockInit(&r->blk, tupdesc);
-	r->blk_rows = 0;
-	r->row = 0;
 	r->pos = r->end = 0;
 
 	MemoryContextSwitchTo(oldcxt);
@@ -380,8 +377,7 @@ CompSpillRunReaderOpen(CompSpillRunReader *r, const CompSpillRun *run)
 
 	r->pos = run->start;
 	r->end = run->end;
-	r->blk_rows = 0;
-	r->row = 0;
+	r->blk.nrows = r->blk.row = 0;
 
 	/*
 	 * The window may still hold bytes of this file region from an earlier
@@ -399,19 +395,14 @@ CompSpillRunReaderOpen(CompSpillRunReader *r, const CompSpillRun *run)
 bool
 CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 {
-	Size		idx;
-
-	if (unlikely(r->row >= r->blk_rows))
+	if (unlikely(!CompSpillDecodeNextRow(&r->blk)))
 	{
-		if (!compspill_load_block(r))
+		if (!compspill_load_block(r) || !CompSpillDecodeNextRow(&r->blk))
 			return false;
 	}
 
-	idx = (Size) r->row * r->natts;
-	*values = &r->blk.values[idx];
-	*isnull = &r->blk.isnull[idx];
-	r->row++;
-
+	*values = r->blk.values;
+	*isnull = r->blk.isnull;
 	return true;
 }
 
@@ -423,28 +414,20 @@ CompSpillRunReaderFree(CompSpillRunReader *r)
 }
 
 /*
- * Estimate one reader's memory: read buffer, decompression buffer, and the
- * decoded rows and by-reference values of a typical block.
+ * Estimate one reader's memory for blocks of raw_size bytes stored in
+ * stored_size bytes: a read buffer holding one frame and the pages it
+ * straddles, the decompression buffer when blocks are compressed, and one
+ * decoded row.
  */
 Size
-CompSpillRunReaderMemory(Size block_size, int natts)
+CompSpillRunReaderMemory(Size raw_size, Size stored_size)
 {
-	Size		rbuf = COMPSPILL_ALIGN_UP(Max(2 * block_size,
+	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
 											  COMPSPILL_MIN_READ_BUFFER)) +
-		COMPSPILL_ALIGN;
-	Size		dbuf = block_size + block_size / 4;
-	Size		cols = Max(natts, 1);
-	Size		rows;
-	Size		decoded;
-	Size		arena;
+		2 * COMPSPILL_ALIGN;
+	Size		dbuf = stored_size < raw_size ? raw_size : 0;
 
-	/* assume about 8 encoded bytes per attribute of a row */
-	rows = block_size / (8 * cols) + 1;
-	decoded = rows * cols * (sizeof(Datum) + sizeof(bool));
-	/* rebuilt values carry varlena headers and alignment on top of data */
-	arena = block_size + rows * 8;
-
-	return rbuf + dbuf + decoded + arena + sizeof(CompSpillRunReader) + 2048;
+	return rbuf + dbuf + sizeof(CompSpillRunReader) + 4096;
 }
 
 /*
@@ -599,7 +582,8 @@ compspill_load_block(CompSpillRunReader *r)
 		if (hdr.raw_len > r->dbuf_cap)
 		{
 			/* the header passed its checksum, so the size is genuine */
-			pfree(r->dbuf);
+			if (r->dbuf != NULL)
+				pfree(r->dbuf);
 			r->dbuf = NULL;
 			r->dbuf_cap = Max((Size) hdr.raw_len, r->dbuf_cap * 2);
 			r->dbuf = MemoryContextAllocExtended(r->cxt, r->dbuf_cap,
@@ -625,8 +609,6 @@ compspill_load_block(CompSpillRunReader *r)
 			 r->blk.nrows, hdr.nrows);
 
 	r->pos = pos + (off_t) (COMPSPILL_BLOCK_HEADER_SIZE + hdr.stored_len);
-	r->blk_rows = r->blk.nrows;
-	r->row = 0;
 
 	return true;
 }

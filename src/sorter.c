@@ -59,6 +59,9 @@
 #define COMPSPILL_INITIAL_MEMTUPSIZE \
 	Max(1024, ALLOCSET_SEPARATE_THRESHOLD / sizeof(CompSpillSortTuple) + 1)
 
+/* fewest runs a merge reads at once, whatever work_mem says, as tuplesort */
+#define COMPSPILL_MIN_FANIN			6
+
 /* smallest block and write buffer the sorter will use */
 #define COMPSPILL_MIN_BLOCK_SIZE	(8 * 1024)
 #define COMPSPILL_MIN_WRITE_SIZE	(16 * 1024)
@@ -117,6 +120,7 @@ struct CompSpillSorter
 	CompSpillStats stats;
 
 	/* merging */
+	Size		read_size;		/* a reader's initial read buffer */
 	int			fanin;			/* readers that fit in memory */
 	int			nreaders;		/* readers created so far */
 	CompSpillRunReader **readers;
@@ -405,7 +409,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 						(Size) s->allowed_mem / 16);
 	s->block_size = Max(s->block_size, COMPSPILL_MIN_BLOCK_SIZE);
 	s->write_size = Min((Size) compspill_write_size * 1024,
-						(Size) s->allowed_mem / 8);
+						(Size) s->allowed_mem / 16);
 	s->write_size = COMPSPILL_ALIGN_UP(Max(s->write_size,
 										   COMPSPILL_MIN_WRITE_SIZE));
 
@@ -469,9 +473,14 @@ compspill_start_spill(CompSpillSorter *s)
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
 	s->spilled = true;
 
-	/* never let the buffers take more than half of work_mem from the rows */
+	/*
+	 * Charge the writer's buffers, unless with the SortTuple array they
+	 * would take all of work_mem (a tiny work_mem), as tuplesort does with
+	 * its tape buffers.
+	 */
 	writer_mem = CompSpillRunWriterMemory(s->block_size, s->write_size);
-	compspill_use_mem(s, Min(writer_mem, s->allowed_mem / 2));
+	if (writer_mem + (int64) GetMemoryChunkSpace(s->memtuples) < s->allowed_mem)
+		compspill_use_mem(s, writer_mem);
 
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -600,7 +609,7 @@ compspill_ensure_readers(CompSpillSorter *s, int n)
 	while (s->nreaders < n)
 		s->readers[s->nreaders++] =
 			CompSpillRunReaderCreate(s->file, s->tupdesc, s->comp,
-									 s->block_size, &s->stats);
+									 s->read_size, &s->stats);
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -669,17 +678,29 @@ compspill_merge_into_run(CompSpillSorter *s, CompSpillRun *runs, int n,
 
 /*
  * Size the merge: how many readers fit in work_mem next to the writer.
+ *
+ * A reader holds one compressed block and its decompressed form, so the
+ * fan-in follows from the blocks actually written: their average raw and
+ * stored sizes, with an eighth more for the blocks above average.
  */
 static void
 compspill_plan_merge(CompSpillSorter *s)
 {
-	int64		reader_mem = CompSpillRunReaderMemory(s->block_size, s->natts);
+	int64		nblocks = Max(s->stats.blocks_written, 1);
+	Size		raw_size = s->stats.bytes_raw / nblocks;
+	Size		stored_size = s->stats.bytes_written_runs / nblocks;
+	int64		reader_mem;
 	int64		writer_mem = CompSpillRunWriterMemory(s->block_size,
 													  s->write_size);
 	int64		avail = s->allowed_mem - writer_mem;
 	int			maxreaders = Max(s->nruns, 2);
 
-	s->fanin = (int) Max(avail / Max(reader_mem, 1), 2);
+	raw_size += raw_size / 8;
+	stored_size += stored_size / 8;
+	s->read_size = stored_size;
+	reader_mem = CompSpillRunReaderMemory(raw_size, stored_size);
+
+	s->fanin = (int) Max(avail / Max(reader_mem, 1), COMPSPILL_MIN_FANIN);
 	s->fanin = Min(s->fanin, maxreaders);
 
 	s->readers = palloc0(sizeof(CompSpillRunReader *) * s->fanin);
