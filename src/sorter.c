@@ -180,52 +180,25 @@ compspill_cmp_tail(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
 }
 
 /*
- * Compare two rows of the array: first datum through the key's comparator,
- * then the rest.
+ * Define a comparison of two rows of the array that compares the first
+ * datums with the given comparator (ApplySortComparator, or one of its
+ * variants that inline a common comparator), then the rest of the keys.
  */
-static inline int
-compspill_cmp_generic(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
-					  CompSpillSorter *s)
-{
-	int			cmp = ApplySortComparator(a->datum1, a->isnull1,
-										  b->datum1, b->isnull1, s->ssup);
-
-	return cmp != 0 ? cmp : compspill_cmp_tail(a, b, s);
+#define COMPSPILL_DEFINE_CMP(name, apply) \
+static inline int \
+name(const CompSpillSortTuple *a, const CompSpillSortTuple *b, \
+	 CompSpillSorter *s) \
+{ \
+	int			cmp = apply(a->datum1, a->isnull1, b->datum1, b->isnull1, \
+							s->ssup); \
+\
+	return cmp != 0 ? cmp : compspill_cmp_tail(a, b, s); \
 }
 
-/* The same, with the first datum compared inline for common comparators */
-static inline int
-compspill_cmp_unsigned(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
-					   CompSpillSorter *s)
-{
-	int			cmp = ApplyUnsignedSortComparator(a->datum1, a->isnull1,
-												  b->datum1, b->isnull1,
-												  s->ssup);
-
-	return cmp != 0 ? cmp : compspill_cmp_tail(a, b, s);
-}
-
-static inline int
-compspill_cmp_signed(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
-					 CompSpillSorter *s)
-{
-	int			cmp = ApplySignedSortComparator(a->datum1, a->isnull1,
-												b->datum1, b->isnull1,
-												s->ssup);
-
-	return cmp != 0 ? cmp : compspill_cmp_tail(a, b, s);
-}
-
-static inline int
-compspill_cmp_int32(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
-					CompSpillSorter *s)
-{
-	int			cmp = ApplyInt32SortComparator(a->datum1, a->isnull1,
-											   b->datum1, b->isnull1,
-											   s->ssup);
-
-	return cmp != 0 ? cmp : compspill_cmp_tail(a, b, s);
-}
+COMPSPILL_DEFINE_CMP(compspill_cmp_generic, ApplySortComparator)
+COMPSPILL_DEFINE_CMP(compspill_cmp_unsigned, ApplyUnsignedSortComparator)
+COMPSPILL_DEFINE_CMP(compspill_cmp_signed, ApplySignedSortComparator)
+COMPSPILL_DEFINE_CMP(compspill_cmp_int32, ApplyInt32SortComparator)
 
 #define ST_SORT compspill_qsort_generic
 #define ST_ELEMENT_TYPE CompSpillSortTuple
