@@ -13,8 +13,9 @@
  *	  column had a null in this block;
  *	- for fixed-width types, an array of the non-null values, attlen bytes
  *	  each, with no alignment padding;
- *	- for varlena and cstring types, a length stream (one uint32 per
- *	  non-null value) and a value stream holding the bytes of the values
+ *	- for varlena and cstring types, a length stream (one varint per
+ *	  non-null value: seven bits a byte, so one byte for a value shorter
+ *	  than 64 bytes) and a value stream holding the bytes of the values
  *	  back to back.
  *
  * A plain varlena loses its header: only its data bytes are stored, and
@@ -40,10 +41,10 @@
  *			int16	attlen
  *			uint32	nnulls
  *			uint64	bitmap_len		0, or (nrows + 7) / 8 with nulls
- *			uint64	lengths_len		4 * non-null values for variable width
+ *			uint64	lengths_len		bytes of length entries, variable width
  *			uint64	values_len		bytes of the value stream / array
  *		null bitmap		bitmap_len bytes
- *		length stream	lengths_len bytes
+ *		length stream	lengths_len bytes of varints
  *		value stream	values_len bytes
  *
  * Nothing is aligned inside a block; every multi-byte integer is read with
@@ -98,6 +99,9 @@
 
 /* low bit of a length entry: the value is a whole varlena, header included */
 #define COMPSPILL_LEN_RAW				0x01
+
+/* longest varint length entry: 32 bits at 7 a byte */
+#define COMPSPILL_VARINT_MAX			5
 
 /* largest value length we store; no varlena can be larger */
 #define COMPSPILL_MAX_VALUE_LEN			((Size) 0x3FFFFFFF)
@@ -254,6 +258,55 @@ compspill_stream_append(MemoryContext cxt, CompSpillStream *s, Size n)
 }
 
 /*
+ * Append a length entry as a varint, seven bits a byte, low bits first;
+ * return the bytes it took.  Most values are short, so most entries take
+ * one byte instead of four, which leaves less for the codec to squeeze.
+ */
+static inline Size
+compspill_put_varint(MemoryContext cxt, CompSpillStream *s, uint32 v)
+{
+	char	   *p = compspill_stream_append(cxt, s, COMPSPILL_VARINT_MAX);
+	Size		n = 0;
+
+	while (v >= 0x80)
+	{
+		p[n++] = (char) ((v & 0x7F) | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (char) v;
+	s->len -= COMPSPILL_VARINT_MAX - n;
+	return n;
+}
+
+/*
+ * Read the varint at *p, which must not run past end; advance *p.  Return
+ * false if it does, or if it is longer than a uint32 allows.
+ */
+static inline bool
+compspill_get_varint(const char **p, const char *end, uint32 *v)
+{
+	uint32		result = 0;
+
+	for (int shift = 0; shift < 35; shift += 7)
+	{
+		uint8		b;
+
+		if (*p >= end)
+			return false;
+		b = (uint8) *(*p)++;
+		if (shift == 28 && (b & 0x70) != 0)
+			return false;
+		result |= (uint32) (b & 0x7F) << shift;
+		if ((b & 0x80) == 0)
+		{
+			*v = result;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Create an encoder for rows of tupdesc in CurrentMemoryContext.
  */
 CompSpillEncoder *
@@ -358,10 +411,9 @@ compspill_encode_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 		elog(ERROR, "varlena of %zu bytes is too large to spill", len);
 	entry |= (uint32) len << 1;
 
-	memcpy(compspill_stream_append(enc->cxt, &col->lengths, sizeof(uint32)),
-		   &entry, sizeof(uint32));
+	enc->stream_bytes += compspill_put_varint(enc->cxt, &col->lengths, entry);
 	memcpy(compspill_stream_append(enc->cxt, &col->values, len), data, len);
-	enc->stream_bytes += sizeof(uint32) + len;
+	enc->stream_bytes += len;
 }
 
 /*
@@ -383,10 +435,9 @@ compspill_encode_cstring(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 						   COMPSPILL_MAX_VALUE_LEN)));
 	entry = (uint32) len << 1;
 
-	memcpy(compspill_stream_append(enc->cxt, &col->lengths, sizeof(uint32)),
-		   &entry, sizeof(uint32));
+	enc->stream_bytes += compspill_put_varint(enc->cxt, &col->lengths, entry);
 	memcpy(compspill_stream_append(enc->cxt, &col->values, len), str, len);
-	enc->stream_bytes += sizeof(uint32) + len;
+	enc->stream_bytes += len;
 }
 
 /*
@@ -671,7 +722,8 @@ compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 			return false;
 		}
 	}
-	else if (lengths_len != (uint64) view->nvalues * sizeof(uint32))
+	else if (lengths_len < (uint64) view->nvalues ||
+			 lengths_len > (uint64) view->nvalues * COMPSPILL_VARINT_MAX)
 	{
 		*errdetail = psprintf("Column %d length stream is %llu bytes for %u values.",
 							  attnum, (unsigned long long) lengths_len,
@@ -809,6 +861,8 @@ compspill_measure_column(const CompSpillColumnView *view,
 {
 	Size		voff = 0;
 	Size		maxsz = 0;
+	const char *lp = view->lengths;
+	const char *lend = view->lengths + view->lengths_len;
 	char		valign;
 	bool		may_pack;
 
@@ -839,8 +893,12 @@ compspill_measure_column(const CompSpillColumnView *view,
 		const char *src;
 		char		first = '\0';
 
-		memcpy(&entry, view->lengths + (Size) i * sizeof(uint32),
-			   sizeof(uint32));
+		if (!compspill_get_varint(&lp, lend, &entry))
+		{
+			*errdetail = psprintf("Column %d length %u is malformed or runs past the length stream.",
+								  attnum, i + 1);
+			return false;
+		}
 		len = entry >> 1;
 		if (len > view->values_len - voff)
 		{
@@ -888,6 +946,12 @@ compspill_measure_column(const CompSpillColumnView *view,
 		voff += len;
 	}
 
+	if (lp != lend)
+	{
+		*errdetail = psprintf("Column %d length stream has %zu bytes left over.",
+							  attnum, (Size) (lend - lp));
+		return false;
+	}
 	if (voff != view->values_len)
 	{
 		*errdetail = psprintf("Column %d value lengths add up to %zu bytes, but the value stream holds %zu.",
@@ -1035,7 +1099,7 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 	for (int a = 0; a < blk->natts; a++)
 	{
 		CompSpillColumnCursor *cur = &blk->cols[a];
-		uint32		entry;
+		uint32		entry = 0;
 		Size		len;
 		Size		size;
 		char	   *dst;
@@ -1097,8 +1161,10 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 				break;
 
 			default:
-				memcpy(&entry, cur->lengths, sizeof(uint32));
-				cur->lengths += sizeof(uint32);
+				/* checked by CompSpillDecodeBlock, so it cannot fail */
+				(void) compspill_get_varint(&cur->lengths,
+											cur->lengths + COMPSPILL_VARINT_MAX,
+											&entry);
 				len = entry >> 1;
 				off = compspill_place_value(off, cur->kind, entry,
 											len > 0 ? *cur->values : '\0',
