@@ -18,6 +18,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = setup types collate_icu toast tuples plans rescan dml cursors prepared parallel explain settings codecs multipass tempfiles
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 PG_CONFIG ?= pg_config
 

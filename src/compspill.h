@@ -148,6 +148,7 @@ extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,
 extern char *CompSpillFileReserve(CompSpillFile *file, Size len);
 extern off_t CompSpillFileCommit(CompSpillFile *file, Size len);
 extern void CompSpillFileFlush(CompSpillFile *file);
+extern void CompSpillFileEndWrites(CompSpillFile *file);
 extern Size CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf,
 							  Size len, Size need);
 extern const char *CompSpillFileName(CompSpillFile *file);
@@ -177,6 +178,7 @@ extern void CompSpillRunBegin(CompSpillRunWriter *w);
 extern void CompSpillRunPut(CompSpillRunWriter *w, Datum *values,
 							bool *isnull);
 extern void CompSpillRunEnd(CompSpillRunWriter *w, CompSpillRun *run);
+extern void CompSpillRunWriterFree(CompSpillRunWriter *w);
 extern Size CompSpillRunWriterMemory(Size block_size, Size write_size);
 
 extern CompSpillRunReader *CompSpillRunReaderCreate(CompSpillFile *file,

@@ -152,15 +152,23 @@ CompSpillRunWriterCreate(CompSpillFile *file, TupleDesc tupdesc,
 						 CompSpillCompressor *comp, CompSpillCodec codec,
 						 Size block_size, CompSpillStats *stats)
 {
-	CompSpillRunWriter *w = palloc0(sizeof(CompSpillRunWriter));
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	CompSpillRunWriter *w;
 
 	Assert(codec == COMPSPILL_CODEC_NONE || comp != NULL);
 
+	cxt = AllocSetContextCreate(CurrentMemoryContext,
+								"compspill run writer",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	w = palloc0(sizeof(CompSpillRunWriter));
 	w->file = file;
 	w->comp = comp;
 	w->codec = codec;
 	w->stats = stats;
-	w->cxt = CurrentMemoryContext;
+	w->cxt = cxt;
 	w->enc = CompSpillEncoderCreate(tupdesc, block_size);
 
 	if (codec != COMPSPILL_CODEC_NONE)
@@ -169,6 +177,7 @@ CompSpillRunWriterCreate(CompSpillFile *file, TupleDesc tupdesc,
 		w->scratch = palloc_extended(w->scratch_cap, MCXT_ALLOC_HUGE);
 	}
 
+	MemoryContextSwitchTo(oldcxt);
 	return w;
 }
 
@@ -308,6 +317,14 @@ compspill_emit_block(CompSpillRunWriter *w)
 
 	w->stats->bytes_raw += rawlen;
 	w->stats->blocks_written++;
+}
+
+/* Release the writer, its encoder and its buffers */
+void
+CompSpillRunWriterFree(CompSpillRunWriter *w)
+{
+	Assert(!w->in_run);
+	MemoryContextDelete(w->cxt);
 }
 
 /*

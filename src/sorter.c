@@ -121,7 +121,10 @@ struct CompSpillSorter
 
 	/* merging */
 	Size		read_size;		/* a reader's initial read buffer */
-	int			fanin;			/* readers that fit in memory */
+	int64		writer_charge;	/* memory charged for the run writer */
+	int64		reader_mem;		/* memory one merge input takes */
+	int			fanin;			/* inputs of an intermediate merge */
+	int			final_fanin;	/* inputs of the final merge */
 	int			nreaders;		/* readers created so far */
 	CompSpillRunReader **readers;
 	Datum	  **cur_values;		/* current row of each input */
@@ -453,7 +456,10 @@ compspill_start_spill(CompSpillSorter *s)
 	 */
 	writer_mem = CompSpillRunWriterMemory(s->block_size, s->write_size);
 	if (writer_mem + (int64) GetMemoryChunkSpace(s->memtuples) < s->allowed_mem)
+	{
+		s->writer_charge = writer_mem;
 		compspill_use_mem(s, writer_mem);
+	}
 
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -650,11 +656,13 @@ compspill_merge_into_run(CompSpillSorter *s, CompSpillRun *runs, int n,
 }
 
 /*
- * Size the merge: how many readers fit in work_mem next to the writer.
+ * Size the merges: how many inputs fit in work_mem, next to the writer for
+ * an intermediate merge, and on their own for the final one, which writes
+ * nothing.
  *
- * A reader holds one compressed block and its decompressed form, so the
- * fan-in follows from the blocks actually written: their average raw and
- * stored sizes, with an eighth more for the blocks above average.
+ * An input holds one stored block and its decompressed form, so its cost
+ * follows from the blocks actually written: their average raw and stored
+ * sizes, with an eighth more for the blocks above average.
  */
 static void
 compspill_plan_merge(CompSpillSorter *s)
@@ -662,27 +670,26 @@ compspill_plan_merge(CompSpillSorter *s)
 	int64		nblocks = Max(s->stats.blocks_written, 1);
 	Size		raw_size = s->stats.bytes_raw / nblocks;
 	Size		stored_size = s->stats.bytes_written_runs / nblocks;
-	int64		reader_mem;
 	int64		writer_mem = CompSpillRunWriterMemory(s->block_size,
 													  s->write_size);
-	int64		avail = s->allowed_mem - writer_mem;
-	int			maxreaders = Max(s->nruns, 2);
+	int			maxinputs = Max(s->nruns, 2);
 
 	raw_size += raw_size / 8;
 	stored_size += stored_size / 8;
 	s->read_size = stored_size;
-	reader_mem = CompSpillRunReaderMemory(raw_size, stored_size);
+	s->reader_mem = Max(CompSpillRunReaderMemory(raw_size, stored_size), 1);
 
-	s->fanin = (int) Max(avail / Max(reader_mem, 1), COMPSPILL_MIN_FANIN);
-	s->fanin = Min(s->fanin, maxreaders);
+	s->fanin = (int) Max((s->allowed_mem - writer_mem) / s->reader_mem,
+						 COMPSPILL_MIN_FANIN);
+	s->fanin = Min(s->fanin, maxinputs);
+	s->final_fanin = (int) Max(s->allowed_mem / s->reader_mem,
+							   COMPSPILL_MIN_FANIN);
+	s->final_fanin = Min(Max(s->final_fanin, s->fanin), maxinputs);
 
-	s->readers = palloc0(sizeof(CompSpillRunReader *) * s->fanin);
-	s->cur_values = palloc0(sizeof(Datum *) * s->fanin);
-	s->cur_isnull = palloc0(sizeof(bool *) * s->fanin);
-	s->heap = binaryheap_allocate(s->fanin, compspill_heap_cmp, s);
-
-	/* the readers take the place of the rows */
-	compspill_use_mem(s, (int64) s->fanin * reader_mem);
+	s->readers = palloc0(sizeof(CompSpillRunReader *) * s->final_fanin);
+	s->cur_values = palloc0(sizeof(Datum *) * s->final_fanin);
+	s->cur_isnull = palloc0(sizeof(bool *) * s->final_fanin);
+	s->heap = binaryheap_allocate(s->final_fanin, compspill_heap_cmp, s);
 }
 
 /*
@@ -691,19 +698,22 @@ compspill_plan_merge(CompSpillSorter *s)
 static void
 compspill_merge_passes(CompSpillSorter *s)
 {
-	while (s->nruns > s->fanin)
+	if (s->nruns > s->final_fanin)
+		compspill_use_mem(s, (int64) s->fanin * s->reader_mem);
+
+	while (s->nruns > s->final_fanin)
 	{
 		CompSpillRun *next;
 		int			nnext = 0;
 		int			i = 0;
-		int			excess = s->nruns - s->fanin;
+		int			excess = s->nruns - s->final_fanin;
 
 		next = palloc(sizeof(CompSpillRun) * s->nruns);
 
 		/*
 		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
-		 * the count down to the fan-in, merge only as many runs as that takes;
-		 * otherwise merge everything in groups of the fan-in.
+		 * the count down to the final fan-in, merge only as many runs as that
+		 * takes; otherwise merge everything in groups of the fan-in.
 		 */
 		if (excess < s->fanin)
 		{
@@ -733,6 +743,9 @@ compspill_merge_passes(CompSpillSorter *s)
 		s->runs_cap = s->nruns;
 		s->stats.merge_passes++;
 	}
+
+	if (s->stats.merge_passes > 0)
+		s->avail_mem += (int64) s->fanin * s->reader_mem;
 }
 
 /*
@@ -773,9 +786,17 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	compspill_merge_passes(s);
 	MemoryContextSwitchTo(oldcxt);
 
+	/* nothing is written from here on: the writer's memory goes to readers */
+	CompSpillRunWriterFree(s->writer);
+	s->writer = NULL;
+	CompSpillFileEndWrites(s->file);
+	s->avail_mem += s->writer_charge;
+	s->writer_charge = 0;
+
 	/* the final merge streams to the caller */
 	s->stats.merge_passes++;
 	s->final_nruns = s->nruns;
+	compspill_use_mem(s, (int64) s->final_nruns * s->reader_mem);
 	compspill_start_merge(s, s->runs, s->final_nruns);
 	s->status = COMPSPILL_FINAL_MERGE;
 }

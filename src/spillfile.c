@@ -296,6 +296,16 @@ CompSpillFileReserve(CompSpillFile *file, Size len)
 	Size		tail;
 	Size		flushable;
 
+	if (unlikely(file->buf == NULL))
+	{
+		/* writing again after CompSpillFileEndWrites */
+		MemoryContext oldcxt = MemoryContextSwitchTo(file->cxt);
+
+		file->bufsize = file->nominal_size;
+		file->buf = CompSpillAllocAligned(file->bufsize);
+		MemoryContextSwitchTo(oldcxt);
+	}
+
 	if (likely(file->buffered + len <= file->bufsize))
 	{
 #ifdef USE_ASSERT_CHECKING
@@ -385,6 +395,19 @@ CompSpillFileFlush(CompSpillFile *file)
 #ifdef USE_ASSERT_CHECKING
 	file->reserved = 0;
 #endif
+}
+
+/*
+ * Write out everything buffered and free the write buffer, for a phase
+ * that only reads; a later reservation allocates it again.
+ */
+void
+CompSpillFileEndWrites(CompSpillFile *file)
+{
+	CompSpillFileFlush(file);
+	CompSpillFreeAligned(file->buf);
+	file->buf = NULL;
+	file->bufsize = 0;
 }
 
 /*
