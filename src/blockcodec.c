@@ -11,8 +11,10 @@
  *
  *	- a null bitmap (bit r set when row r is null), stored only when the
  *	  column had a null in this block;
- *	- for fixed-width types, an array of the non-null values, attlen bytes
- *	  each, with no alignment padding;
+ *	- for fixed-width types, the non-null values as byte planes: the first
+ *	  byte of every value, then the second, and so on, with no alignment
+ *	  padding (integers of a narrow range then leave long runs of equal
+ *	  high bytes, which is what the codecs feed on);
  *	- for varlena and cstring types, a length stream (one varint per
  *	  non-null value: seven bits a byte, so one byte for a value shorter
  *	  than 64 bytes) and a value stream holding the bytes of the values
@@ -164,7 +166,9 @@ typedef struct CompSpillColumnCursor
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
 	const unsigned char *bitmap;	/* null bitmap, or NULL */
 	const char *lengths;		/* next length entry */
-	const char *values;			/* next value bytes */
+	const char *values;			/* next value bytes; byte planes' start */
+	Size		nvalues;		/* values in the byte planes */
+	Size		index;			/* next value of the byte planes */
 } CompSpillColumnCursor;
 
 static uint8 compspill_column_kind(Form_pg_attribute attr);
@@ -561,6 +565,39 @@ CompSpillEncoderSize(CompSpillEncoder *enc)
 }
 
 /*
+ * Copy an array of len / width values of width bytes to dst as byte
+ * planes: the first byte of every value, then the second, and so on.
+ * Integers of a narrow range then leave long runs of equal bytes (the high
+ * ones), which the codecs compress far better than interleaved values.
+ */
+static void
+compspill_shuffle(char *dst, const char *src, Size len, int width)
+{
+	Size		n = len / width;
+
+	for (int k = 0; k < width; k++)
+	{
+		const char *s = src + k;
+		char	   *d = dst + (Size) k * n;
+
+		for (Size i = 0; i < n; i++, s += width)
+			d[i] = *s;
+	}
+}
+
+/*
+ * Gather the next value of a byte-plane column into dst.
+ */
+static inline void
+compspill_unshuffle_next(CompSpillColumnCursor *cur, char *dst)
+{
+	const char *s = cur->values + cur->index++;
+
+	for (int k = 0; k < cur->attlen; k++, s += cur->nvalues)
+		dst[k] = *s;
+}
+
+/*
  * Copy n bytes to *p and advance it.
  */
 static inline void
@@ -610,7 +647,14 @@ CompSpillEncoderFinish(CompSpillEncoder *enc, char *dst)
 		}
 		if (col->lengths.len > 0)
 			compspill_put(&p, col->lengths.data, col->lengths.len);
-		if (col->values.len > 0)
+		if (col->values.len > 0 && col->kind != COMPSPILL_KIND_VARLENA &&
+			col->kind != COMPSPILL_KIND_CSTRING && col->attlen > 1)
+		{
+			compspill_shuffle(p, col->values.data, col->values.len,
+							  col->attlen);
+			p += col->values.len;
+		}
+		else if (col->values.len > 0)
 			compspill_put(&p, col->values.data, col->values.len);
 
 		col->nnulls = 0;
@@ -1057,6 +1101,8 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 			(const unsigned char *) view.bitmap : NULL;
 		cur->lengths = view.lengths;
 		cur->values = view.values;
+		cur->nvalues = view.nvalues;
+		cur->index = 0;
 	}
 	if (pos != rawlen)
 	{
@@ -1116,37 +1162,26 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 		switch (cur->kind)
 		{
 			case COMPSPILL_KIND_BYVAL:
-				switch (cur->attlen)
+				if (cur->attlen == 1)
 				{
-					case 1:
-						blk->values[a] = CharGetDatum(*cur->values);
-						break;
-					case 2:
-						{
-							int16		v;
-
-							memcpy(&v, cur->values, sizeof(v));
-							blk->values[a] = Int16GetDatum(v);
-							break;
-						}
-					case 4:
-						{
-							int32		v;
-
-							memcpy(&v, cur->values, sizeof(v));
-							blk->values[a] = Int32GetDatum(v);
-							break;
-						}
-					default:
-						{
-							int64		v;
-
-							memcpy(&v, cur->values, sizeof(v));
-							blk->values[a] = Int64GetDatum(v);
-							break;
-						}
+					blk->values[a] = CharGetDatum(*cur->values);
+					cur->values++;
 				}
-				cur->values += cur->attlen;
+				else
+				{
+					union
+					{
+						int16		i16;
+						int32		i32;
+						int64		i64;
+						char		bytes[8];
+					}			v;
+
+					compspill_unshuffle_next(cur, v.bytes);
+					blk->values[a] = cur->attlen == 2 ? Int16GetDatum(v.i16) :
+						cur->attlen == 4 ? Int32GetDatum(v.i32) :
+						Int64GetDatum(v.i64);
+				}
 				break;
 
 			case COMPSPILL_KIND_FIXED:
@@ -1154,9 +1189,11 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 				if (off + cur->attlen > blk->arena_cap)
 					elog(ERROR, "compspill block decoder overran its arena");
 				dst = blk->arena + off;
-				memcpy(dst, cur->values, cur->attlen);
+				if (cur->attlen == 1)
+					*dst = *cur->values++;
+				else
+					compspill_unshuffle_next(cur, dst);
 				blk->values[a] = PointerGetDatum(dst);
-				cur->values += cur->attlen;
 				off += cur->attlen;
 				break;
 
