@@ -872,33 +872,11 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
 
-    build_dir = args.repo
-    if have_compspill and args.ref:
-        # build a committed state, not whatever the work tree holds right now
-        sha = run(["git", "-C", args.repo, "rev-parse", args.ref]).stdout.strip()
-        build_dir = tempfile.mkdtemp(prefix="csbench-src-", dir=args.tmpdir)
-        _cleanups.append(lambda: shutil.rmtree(build_dir, ignore_errors=True))
-        log("building compspill at %s (%s) in %s" % (args.ref, sha[:12], build_dir))
-        arch = subprocess.Popen(["git", "-C", args.repo, "archive", sha], stdout=subprocess.PIPE)
-        run(["tar", "-x", "-C", build_dir], stdin=arch.stdout)
-        arch.wait()
-        cmdline += "  (compspill %s)" % sha[:12]
-    elif have_compspill:
-        p = run(["git", "-C", args.repo, "describe", "--always", "--dirty"], check=False)
-        if p.returncode == 0:
-            cmdline += "  (compspill work tree %s)" % p.stdout.strip()
-    if have_compspill and not args.no_install:
-        log("make -C %s install" % build_dir)
-        run(["make", "-s", "-C", build_dir, "install"])
-    if have_compspill:
-        pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
-        if not os.path.exists(os.path.join(pkglib, "compspill.so")):
-            raise SystemExit("compspill.so is not installed in %s (use --no-compspill for "
-                             "native only)" % pkglib)
-
-    cluster = Cluster(args)
-    slow = None
+    cluster = slow = bench = meta = None
+    reported = False
     try:
+        cmdline += install(args, have_compspill)
+        cluster = Cluster(args)
         if args.slow_disk:
             slow = SlowDisk(args, cluster.workdir)
             slow_ts = slow.setup()
@@ -906,6 +884,7 @@ def main():
         cluster.start(preload=have_compspill)
         cluster.wait_ready()
         meta = ensure_data(cluster, args)
+        meta["command"] = cmdline
         if have_compspill:
             v = cluster.psql("SELECT current_setting('compspill.enabled', true)").stdout.strip()
             log("compspill loaded, compspill.enabled = %r" % v)
@@ -920,37 +899,81 @@ def main():
         bench.run_all()
         if not args.no_check:
             bench.run_checks()
-        meta["command"] = cmdline
-        text, summary = report(bench, args, meta)
-        print()
-        print(text)
-        name = started.strftime("%Y%m%d-%H%M%S") + "-s%g" % args.scale + \
-            ("-slow%g" % args.slow_disk if args.slow_disk else "")
-        outdir = os.path.join(args.out, name)
-        os.makedirs(outdir, exist_ok=True)
-        write_file(os.path.join(outdir, "results.md"), text)
-        with open(os.path.join(outdir, "runs.json"), "w") as f:
-            json.dump({"args": vars(args), "meta": meta, "runs": bench.runs,
-                       "checks": {"%s/%s" % k: v for k, v in bench.checks.items()}}, f, indent=1)
-        with open(os.path.join(outdir, "explain.json"), "w") as f:
-            json.dump({"%s/%s" % k: v for k, v in bench.explains.items()}, f, indent=1)
-        log("results in %s" % outdir)
+        write_results(bench, args, meta, started)
+        reported = True
         bad = [k for k, v in bench.checks.items() if v.startswith("error")] + \
               [(r["query"], r["config"]) for r in bench.runs if not r["ok"]]
         nat = {q: bench.checks.get((q, NATIVE)) for q in args.queries}
         bad += [k for k, v in bench.checks.items() if nat.get(k[0]) and v != nat[k[0]]]
         return 1 if bad else 0
     finally:
+        if bench and bench.runs and not reported:
+            try:
+                log("writing the partial results")
+                write_results(bench, args, meta, started, partial=True)
+            except Exception as e:          # noqa: BLE001 - best effort
+                log("could not write partial results: %s" % e)
         if slow:
             slow.detach()
             if cluster.running:
                 cluster.psql("DROP TABLESPACE IF EXISTS bench_slow", db="postgres", check=False)
-        cluster.stop()
+        if cluster:
+            cluster.stop()
         if slow:
             slow.teardown()
-        cluster.remove()
+        if cluster:
+            cluster.remove()
         for fn in reversed(_cleanups):
             fn()
+
+
+def install(args, have_compspill):
+    """make install of the work tree, or of --ref; returns a note for the
+    command line in the report."""
+    if not have_compspill:
+        return ""
+    note, build_dir = "", args.repo
+    if args.ref:
+        # build a committed state, not whatever the work tree holds right now
+        sha = run(["git", "-C", args.repo, "rev-parse", args.ref]).stdout.strip()
+        build_dir = tempfile.mkdtemp(prefix="csbench-src-", dir=args.tmpdir)
+        _cleanups.append(lambda: shutil.rmtree(build_dir, ignore_errors=True))
+        log("building compspill at %s (%s) in %s" % (args.ref, sha[:12], build_dir))
+        arch = subprocess.Popen(["git", "-C", args.repo, "archive", sha], stdout=subprocess.PIPE)
+        run(["tar", "-x", "-C", build_dir], stdin=arch.stdout)
+        arch.wait()
+        note = "  (compspill %s)" % sha[:12]
+    else:
+        p = run(["git", "-C", args.repo, "describe", "--always", "--dirty"], check=False)
+        if p.returncode == 0:
+            note = "  (compspill work tree %s)" % p.stdout.strip()
+    if not args.no_install:
+        log("make -C %s install" % build_dir)
+        run(["make", "-s", "-C", build_dir, "install"])
+    pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
+    if not os.path.exists(os.path.join(pkglib, "compspill.so")):
+        raise SystemExit("compspill.so is not installed in %s (use --no-compspill for "
+                         "native only)" % pkglib)
+    return note
+
+
+def write_results(bench, args, meta, started, partial=False):
+    text, _ = report(bench, args, meta)
+    if partial:
+        text = "**PARTIAL: the run was interrupted.**\n\n" + text
+    print()
+    print(text)
+    name = started.strftime("%Y%m%d-%H%M%S") + "-s%g" % args.scale + \
+        ("-slow%g" % args.slow_disk if args.slow_disk else "")
+    outdir = os.path.join(args.out, name)
+    os.makedirs(outdir, exist_ok=True)
+    write_file(os.path.join(outdir, "results.md"), text)
+    with open(os.path.join(outdir, "runs.json"), "w") as f:
+        json.dump({"args": vars(args), "meta": meta, "runs": bench.runs,
+                   "checks": {"%s/%s" % k: v for k, v in bench.checks.items()}}, f, indent=1)
+    with open(os.path.join(outdir, "explain.json"), "w") as f:
+        json.dump({"%s/%s" % k: v for k, v in bench.explains.items()}, f, indent=1)
+    log("results in %s" % outdir)
 
 
 if __name__ == "__main__":
