@@ -166,9 +166,8 @@ typedef struct CompSpillColumnCursor
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
 	const unsigned char *bitmap;	/* null bitmap, or NULL */
 	const char *lengths;		/* next length entry */
-	const char *values;			/* next value bytes; byte planes' start */
-	Size		nvalues;		/* values in the byte planes */
-	Size		index;			/* next value of the byte planes */
+	const char *values;			/* next value bytes */
+	Size		planes_len;		/* bytes of byte planes to undo, or 0 */
 } CompSpillColumnCursor;
 
 static uint8 compspill_column_kind(Form_pg_attribute attr);
@@ -586,15 +585,22 @@ compspill_shuffle(char *dst, const char *src, Size len, int width)
 }
 
 /*
- * Gather the next value of a byte-plane column into dst.
+ * Undo compspill_shuffle: rebuild the array of len / width values of width
+ * bytes in dst from the byte planes in src.
  */
-static inline void
-compspill_unshuffle_next(CompSpillColumnCursor *cur, char *dst)
+static void
+compspill_unshuffle(char *dst, const char *src, Size len, int width)
 {
-	const char *s = cur->values + cur->index++;
+	Size		n = len / width;
 
-	for (int k = 0; k < cur->attlen; k++, s += cur->nvalues)
-		dst[k] = *s;
+	for (int k = 0; k < width; k++)
+	{
+		const char *s = src + (Size) k * n;
+		char	   *d = dst + k;
+
+		for (Size i = 0; i < n; i++, d += width)
+			*d = s[i];
+	}
 }
 
 /*
@@ -1023,6 +1029,8 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 	uint32		hdr_nrows;
 	Size		pos;
 	Size		arena_need = 0;
+	Size		fixed_need = 0;
+	Size		fixed_off = 0;
 	CompSpillColumnView view;
 
 	if (natts != blk->natts)
@@ -1101,8 +1109,11 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 			(const unsigned char *) view.bitmap : NULL;
 		cur->lengths = view.lengths;
 		cur->values = view.values;
-		cur->nvalues = view.nvalues;
-		cur->index = 0;
+		cur->planes_len = 0;
+		if (view.kind != COMPSPILL_KIND_VARLENA &&
+			view.kind != COMPSPILL_KIND_CSTRING && view.attlen > 1)
+			cur->planes_len = view.values_len;
+		fixed_need += cur->planes_len;
 	}
 	if (pos != rawlen)
 	{
@@ -1122,6 +1133,34 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		blk->arena = MemoryContextAllocHuge(blk->cxt, newcap);
 		blk->arena_cap = newcap;
 	}
+
+	/*
+	 * Turn the byte planes of fixed-width columns back into arrays, once per
+	 * block, so that each row reads its values from consecutive bytes.
+	 */
+	if (fixed_need > blk->fixed_cap)
+	{
+		Size		newcap = Max(fixed_need, blk->fixed_cap + blk->fixed_cap / 4);
+
+		if (blk->fixed != NULL)
+			pfree(blk->fixed);
+		blk->fixed = NULL;
+		blk->fixed_cap = 0;
+		blk->fixed = MemoryContextAllocHuge(blk->cxt, newcap);
+		blk->fixed_cap = newcap;
+	}
+	for (int a = 0; a < natts; a++)
+	{
+		CompSpillColumnCursor *cur = &blk->cols[a];
+
+		if (cur->planes_len == 0)
+			continue;
+		compspill_unshuffle(blk->fixed + fixed_off, cur->values,
+							cur->planes_len, cur->attlen);
+		cur->values = blk->fixed + fixed_off;
+		fixed_off += cur->planes_len;
+	}
+	Assert(fixed_off == fixed_need);
 
 	blk->nrows = nrows;
 	return true;
@@ -1162,26 +1201,37 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 		switch (cur->kind)
 		{
 			case COMPSPILL_KIND_BYVAL:
-				if (cur->attlen == 1)
+				switch (cur->attlen)
 				{
-					blk->values[a] = CharGetDatum(*cur->values);
-					cur->values++;
-				}
-				else
-				{
-					union
-					{
-						int16		i16;
-						int32		i32;
-						int64		i64;
-						char		bytes[8];
-					}			v;
+					case 1:
+						blk->values[a] = CharGetDatum(*cur->values);
+						break;
+					case 2:
+						{
+							int16		v;
 
-					compspill_unshuffle_next(cur, v.bytes);
-					blk->values[a] = cur->attlen == 2 ? Int16GetDatum(v.i16) :
-						cur->attlen == 4 ? Int32GetDatum(v.i32) :
-						Int64GetDatum(v.i64);
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int16GetDatum(v);
+							break;
+						}
+					case 4:
+						{
+							int32		v;
+
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int32GetDatum(v);
+							break;
+						}
+					default:
+						{
+							int64		v;
+
+							memcpy(&v, cur->values, sizeof(v));
+							blk->values[a] = Int64GetDatum(v);
+							break;
+						}
 				}
+				cur->values += cur->attlen;
 				break;
 
 			case COMPSPILL_KIND_FIXED:
@@ -1189,11 +1239,9 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 				if (off + cur->attlen > blk->arena_cap)
 					elog(ERROR, "compspill block decoder overran its arena");
 				dst = blk->arena + off;
-				if (cur->attlen == 1)
-					*dst = *cur->values++;
-				else
-					compspill_unshuffle_next(cur, dst);
+				memcpy(dst, cur->values, cur->attlen);
 				blk->values[a] = PointerGetDatum(dst);
+				cur->values += cur->attlen;
 				off += cur->attlen;
 				break;
 

@@ -119,6 +119,8 @@ typedef struct CompSpillDecodedBlock
 	struct CompSpillColumnCursor *cols; /* per column: next value */
 	char	   *arena;			/* the current row's by-reference values */
 	Size		arena_cap;
+	char	   *fixed;			/* fixed-width columns, planes undone */
+	Size		fixed_cap;
 	MemoryContext cxt;
 } CompSpillDecodedBlock;
 
@@ -191,7 +193,8 @@ extern void CompSpillRunReaderOpen(CompSpillRunReader *r,
 extern bool CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values,
 								   bool **isnull);
 extern void CompSpillRunReaderFree(CompSpillRunReader *r);
-extern Size CompSpillRunReaderMemory(Size raw_size, Size stored_size);
+extern Size CompSpillRunReaderMemory(Size raw_size, Size stored_size,
+									 Size fixed_size);
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;

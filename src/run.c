@@ -432,19 +432,20 @@ CompSpillRunReaderFree(CompSpillRunReader *r)
 
 /*
  * Estimate one reader's memory for blocks of raw_size bytes stored in
- * stored_size bytes: a read buffer holding one frame and the pages it
- * straddles, the decompression buffer when blocks are compressed, and one
- * decoded row.
+ * stored_size bytes, fixed_size of which are fixed-width values: a read
+ * buffer holding one frame and the pages it straddles, the decompression
+ * buffer when blocks are compressed, the fixed-width arrays rebuilt from
+ * their byte planes, and one decoded row.
  */
 Size
-CompSpillRunReaderMemory(Size raw_size, Size stored_size)
+CompSpillRunReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
 {
 	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
 											  COMPSPILL_MIN_READ_BUFFER)) +
 		2 * COMPSPILL_ALIGN;
 	Size		dbuf = stored_size < raw_size ? raw_size : 0;
 
-	return rbuf + dbuf + sizeof(CompSpillRunReader) + 4096;
+	return rbuf + dbuf + fixed_size + sizeof(CompSpillRunReader) + 4096;
 }
 
 /*

@@ -660,9 +660,10 @@ compspill_merge_into_run(CompSpillSorter *s, CompSpillRun *runs, int n,
  * an intermediate merge, and on their own for the final one, which writes
  * nothing.
  *
- * An input holds one stored block and its decompressed form, so its cost
- * follows from the blocks actually written: their average raw and stored
- * sizes, with an eighth more for the blocks above average.
+ * An input holds one stored block, its decompressed form and its
+ * fixed-width columns' arrays, so its cost follows from the blocks actually
+ * written: their average raw and stored sizes and rows, with an eighth more
+ * for the blocks above average.
  */
 static void
 compspill_plan_merge(CompSpillSorter *s)
@@ -672,12 +673,24 @@ compspill_plan_merge(CompSpillSorter *s)
 	Size		stored_size = s->stats.bytes_written_runs / nblocks;
 	int64		writer_mem = CompSpillRunWriterMemory(s->block_size,
 													  s->write_size);
+	Size		fixed_size = 0;
 	int			maxinputs = Max(s->nruns, 2);
+
+	/* fixed-width columns are rebuilt from byte planes into their own array */
+	for (int a = 0; a < s->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(s->tupdesc, a);
+
+		if (attr->attlen > 1)
+			fixed_size += attr->attlen;
+	}
+	fixed_size *= s->stats.rows_spilled / nblocks + 1;
 
 	raw_size += raw_size / 8;
 	stored_size += stored_size / 8;
 	s->read_size = stored_size;
-	s->reader_mem = Max(CompSpillRunReaderMemory(raw_size, stored_size), 1);
+	s->reader_mem = Max(CompSpillRunReaderMemory(raw_size, stored_size,
+												 fixed_size), 1);
 
 	s->fanin = (int) Max((s->allowed_mem - writer_mem) / s->reader_mem,
 						 COMPSPILL_MIN_FANIN);
