@@ -8,15 +8,18 @@ Usage (as root, from anywhere; Python 3 standard library + psql only):
                         [--queries q1,q2,q3] [--keep] [--no-check]
                         [--slow-disk MBPS] [--no-compspill] ...
 
-    # quick end-to-end check (about a minute):
+    # quick end-to-end check (about 3 minutes):
     test/bench/bench.py --scale 0.1
-    # the README table (scale 1, work_mem 4MB, 3 interleaved repetitions):
-    test/bench/bench.py --scale 1 --reps 3 --keep
-    # temp files on a loop device throttled to 50 MB/s (root only):
-    test/bench/bench.py --scale 0.3 --slow-disk 50 --configs native,lz4,zstd1,lz4-dio,zstd1-dio
+    # the README table (scale 1, work_mem 4MB, 3 interleaved repetitions,
+    # about 26 minutes; --ref builds that commit instead of the work tree):
+    test/bench/bench.py --scale 1 --reps 3 --check-mode hash --keep --ref HEAD
+    # temp files on a loop device throttled to 50 MB/s (root only, ~9 min):
+    test/bench/bench.py --scale 0.3 --slow-disk 50 --check-mode hash \
+        --configs native,lz4,zstd1,lz4-dio,zstd1-dio
 
 What it does:
-  1. `make -C <repo> install` (skip with --no-install), then initdb + pg_ctl
+  1. `make -C <repo> install` (skip with --no-install; --ref COMMIT builds a
+     `git archive` of that commit instead of the work tree), then initdb + pg_ctl
      start of a throwaway cluster (user postgres, unix socket only, in a temp
      dir, shared_preload_libraries=compspill); stopped and removed at exit.
      With --keep the cluster lives in --workdir (default
@@ -370,6 +373,12 @@ class SlowDisk:
                 log("slow disk: could not move pid %d: %s" % (pid, e))
         log("slow disk: moved %d postgres processes into %s" % (len(pids), CGROUP))
 
+    def disk_stat(self):
+        """Bytes read from and written to the loop device so far (its
+        /sys/block stat, 512-byte sectors): the real disk traffic."""
+        f = read_file("/sys/block/%s/stat" % os.path.basename(self.dev)).split()
+        return int(f[2]) * 512, int(f[6]) * 512
+
     def drop_caches(self):
         os.sync()
         write_file("/proc/sys/vm/drop_caches", "3\n")
@@ -586,6 +595,7 @@ class Bench:
             self.slow.drop_caches()
         tb0, tf0 = self.temp_stats()
         if self.slow:
+            d0 = self.slow.disk_stat()
             self.slow.start_evicting()
         t0 = time.monotonic()
         try:
@@ -596,6 +606,9 @@ class Bench:
             if self.slow:
                 self.slow.stop_evicting()
         rec["client_s"] = time.monotonic() - t0
+        if self.slow:
+            d1 = self.slow.disk_stat()
+            rec["disk_read"], rec["disk_written"] = d1[0] - d0[0], d1[1] - d0[1]
         if p is None or p.returncode != 0:
             rec["error"] = "timeout" if p is None else (p.stderr.strip() or "psql exit %d" % p.returncode)
             log("  FAILED %s %s: %s" % (q, cfg, rec["error"][:500]))
@@ -696,6 +709,9 @@ def report(bench, args, meta):
                  "| write_bytes MiB | temp_bytes MiB | temp vs native | spill per EXPLAIN MiB "
                  "| runs / passes | comp. ratio | sort node | result |")
     lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    if args.slow_disk:      # one more column: what really reached the disk
+        lines[-2] = lines[-2].replace("| runs / passes", "| disk read / written MiB | runs / passes")
+        lines[-1] = "|---|---|" + "---:|" * 11 + "---|---|"
     summary = {}
     for q in args.queries:
         base = None
@@ -711,6 +727,8 @@ def report(bench, args, meta):
                 "temp": med([r["temp_bytes"] for r in rs]),
                 "spill": med([r["spill_bytes"] for r in rs]),
                 "runs": med([r.get("cs_runs") for r in rs]),
+                "disk_r": med([r.get("disk_read") for r in rs]),
+                "disk_w": med([r.get("disk_written") for r in rs]),
                 "passes": med([r.get("cs_passes") for r in rs]),
                 "ratio": med([r.get("cs_ratio") for r in rs]),
                 "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
@@ -734,7 +752,7 @@ def report(bench, args, meta):
             if nfail:
                 verdict += " (%d run(s) failed)" % nfail
             b = base or {}
-            lines.append("| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row = ("| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 q, cfg,
                 "-" if s["wall"] is None else "%.2f" % s["wall"],
                 "-" if s["wmin"] is None else "%.2f" % s["wmin"],
@@ -747,6 +765,11 @@ def report(bench, args, meta):
                 "-" if s["runs"] is None else "%g / %g" % (s["runs"], s["passes"] or 0),
                 "-" if not s["ratio"] else "%.2f" % s["ratio"],
                 s["sorts"], verdict))
+            if args.slow_disk:
+                cells = row.split(" | ")
+                cells.insert(10, "%s / %s" % (fmt_mib(s["disk_r"]), fmt_mib(s["disk_w"])))
+                row = " | ".join(cells)
+            lines.append(row)
     lines.append("")
     lines.append("Queries: " + "; ".join("%s = `%s`" % (q, QUERIES[q]["sql"]) for q in args.queries) + ".")
     lines.append("")
@@ -757,7 +780,7 @@ def report(bench, args, meta):
                  "(page-cache writes of a temp file deleted before writeback are counted here and again "
                  "in cancelled_write_bytes); temp_bytes = pg_stat_database delta (all temp files, sizes "
                  "at deletion); spill per EXPLAIN = native: Temp Written Blocks x 8 kB (every merge "
-                 "pass), compspill: its node's Bytes Written; runs / passes and comp. ratio (bytes before encoding / bytes written) from compspill's EXPLAIN; result = md5 of the output with a total "
+                 "pass), compspill: its node's Bytes Written; runs / passes and comp. ratio (bytes before encoding / bytes written) from compspill's EXPLAIN; disk read / written (slow disk only) = the loop device's own counters (/sys/block/<dev>/stat) over the run; result = md5 of the output with a total "
                  "order (ties broken by l_orderkey, l_linenumber; per row: %s), once per "
                  "configuration, untimed." % ("md5 of its text" if args.check_mode == "md5"
                                               else "hash_record_extended"))
