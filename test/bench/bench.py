@@ -705,6 +705,11 @@ def report(bench, args, meta):
     lines.append("")
     lines.append("Command: `%s`" % meta["command"])
     lines.append("")
+    head = lines
+    compact = ["| query | config | wall s | wall vs native | bytes written MiB | written vs native "
+               "| temp_bytes MiB | temp vs native | result |",
+               "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["Details:", ""]
     lines.append("| query | config | wall s (min-max) | wall vs native | bytes written MiB | written vs native "
                  "| write_bytes MiB | temp_bytes MiB | temp vs native | spill per EXPLAIN MiB "
                  "| runs / passes | comp. ratio | sort node | result |")
@@ -770,6 +775,11 @@ def report(bench, args, meta):
                 cells.insert(10, "%s / %s" % (fmt_mib(s["disk_r"]), fmt_mib(s["disk_w"])))
                 row = " | ".join(cells)
             lines.append(row)
+            compact.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                q, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
+                fmt_ratio(s["wall"], b.get("wall")),
+                fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
+                fmt_mib(s["temp"]), fmt_ratio(s["temp"], b.get("temp")), verdict))
     lines.append("")
     lines.append("Queries: " + "; ".join("%s = `%s`" % (q, QUERIES[q]["sql"]) for q in args.queries) + ".")
     lines.append("")
@@ -784,7 +794,7 @@ def report(bench, args, meta):
                  "order (ties broken by l_orderkey, l_linenumber; per row: %s), once per "
                  "configuration, untimed." % ("md5 of its text" if args.check_mode == "md5"
                                               else "hash_record_extended"))
-    return "\n".join(lines) + "\n", summary
+    return "\n".join(head + compact + [""] + lines) + "\n", summary
 
 
 # ------------------------------------------------------------------ main
@@ -793,6 +803,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See the module docstring / README.md for details.")
+    ap.add_argument("--report", metavar="RUNS_JSON",
+                    help="only print the tables of an earlier run (out/<run>/runs.json)")
     ap.add_argument("--scale", type=float, default=1.0, help="lineitem scale (1 = 6,001,215 rows)")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (default 3)")
     ap.add_argument("--work-mem", default="4MB")
@@ -882,7 +894,21 @@ def ensure_data(cluster, args):
     return want
 
 
+def rerender(path):
+    """Print the tables again from a runs.json (--report)."""
+    import types
+    d = json.load(open(path))
+    args = types.SimpleNamespace(**d["args"])
+    args.check_mode = getattr(args, "check_mode", "md5")
+    b = types.SimpleNamespace(runs=d["runs"],
+                              checks={tuple(k.split("/")): v for k, v in d["checks"].items()})
+    print(report(b, args, d["meta"])[0])
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+        return rerender(sys.argv[2])
     args = parse_args()
     have_compspill = not args.no_compspill
     started = datetime.datetime.now()
