@@ -31,12 +31,14 @@
  * reserved space behind the header, so compressed bytes are never copied.
  *
  * Reading: the reader keeps an aligned read buffer holding a window of the
- * file, refilled with large aligned reads, so that a run of small
- * compressed blocks costs one read per buffer.  A block is checked (magic,
- * codec, sizes against the run's known end, CRC) before it is decompressed
- * and decoded, so a corrupt or truncated file yields an ERROR and never a
- * wrong row.  Rows are handed out as pointers into the decoded block; the
- * per-row path does no allocation and no I/O.
+ * file, sized by the caller to about one stored block (a merge keeps one
+ * reader per input, so their buffers are what bounds the fan-in) and
+ * refilled with aligned reads that run ahead as far as it holds.  A block
+ * is checked (magic, codec, sizes against the run's known end, CRC) before
+ * it is decompressed and decoded, so a corrupt or truncated file yields an
+ * ERROR and never a wrong row.  Rows are rebuilt one at a time and handed
+ * out as pointers into the decoded row; the per-row path does no
+ * allocation and no I/O.
  *
  * Nothing here is specific to sorting: a run is just an ordered sequence
  * of rows, for use by any operation that spills through a CompSpillFile.
