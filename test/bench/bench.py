@@ -235,6 +235,14 @@ class Cluster:
             raise RuntimeError("pg_ctl start failed:\n%s\n%s" % (p.stdout, tail))
         self.running = True
 
+    def log_tail(self, n=15):
+        """The server log's last lines (what a crash left there)."""
+        try:
+            with open(self.logfile, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
     def postmaster_pid(self):
         return int(read_file(os.path.join(self.datadir, "postmaster.pid")).split()[0])
 
@@ -611,7 +619,8 @@ class Bench:
             rec["disk_read"], rec["disk_written"] = d1[0] - d0[0], d1[1] - d0[1]
         if p is None or p.returncode != 0:
             rec["error"] = "timeout" if p is None else (p.stderr.strip() or "psql exit %d" % p.returncode)
-            log("  FAILED %s %s: %s" % (q, cfg, rec["error"][:500]))
+            rec["server_log"] = self.c.log_tail()
+            log("  FAILED %s %s: %s\n%s" % (q, cfg, rec["error"][:500], rec["server_log"]))
             if not self.c.wait_ready():
                 raise RuntimeError("server did not come back")
             return rec
@@ -652,9 +661,13 @@ class Bench:
                     rec = self.one_run(q, cfg, rep, pos)
                     self.runs.append(rec)
                     if rec["ok"]:
-                        log("run %d/%d rep %d %s %-10s %7.2f s  wchar %8.1f MiB  temp %8.1f MiB  %s"
+                        disk = ""
+                        if "disk_read" in rec:
+                            disk = "  disk r/w %.0f/%.0f MiB" % (rec["disk_read"] / 2**20,
+                                                                rec["disk_written"] / 2**20)
+                        log("run %d/%d rep %d %s %-10s %7.2f s  wchar %8.1f MiB  temp %8.1f MiB%s  %s"
                             % (n, total, rep + 1, q, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
-                               rec["temp_bytes"] / 2**20, ",".join(rec["sorts"])))
+                               rec["temp_bytes"] / 2**20, disk, ",".join(rec["sorts"])))
 
     def run_checks(self):
         for q in self.args.queries:
@@ -671,7 +684,8 @@ class Bench:
                 dt = time.monotonic() - t0
                 if p.returncode != 0:
                     self.checks[(q, cfg)] = "error: " + p.stderr.strip()[:300]
-                    log("check %s %s FAILED: %s" % (q, cfg, p.stderr.strip()[:500]))
+                    log("check %s %s FAILED: %s\n%s" % (q, cfg, p.stderr.strip()[:500],
+                                                         self.c.log_tail()))
                     if not self.c.wait_ready():
                         raise RuntimeError("server did not come back")
                 else:
