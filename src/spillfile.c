@@ -79,6 +79,8 @@ struct CompSpillFile
 
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
 static void compspill_prepare_io(CompSpillFile *file);
+static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
+							  Size amount, off_t offset);
 static void compspill_write(CompSpillFile *file, char *data, Size len,
 							off_t offset);
 
@@ -222,6 +224,53 @@ compspill_prepare_io(CompSpillFile *file)
 }
 
 /*
+ * Do one FileWrite (write) or FileRead of amount bytes at offset, with
+ * O_DIRECT set first when it is wanted and the time spent added to the
+ * figures.  Where the file system refuses direct I/O, switch to buffered
+ * I/O and do it again.  Return what FileWrite/FileRead returned, errno as
+ * it left it.
+ */
+static int
+compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
+				  off_t offset)
+{
+	for (;;)
+	{
+		instr_time	start;
+		instr_time	end;
+		int			rc;
+		int			saved_errno;
+
+		compspill_prepare_io(file);
+
+		INSTR_TIME_SET_CURRENT(start);
+		errno = 0;
+		if (write)
+			rc = FileWrite(file->vfd, buf, (int) amount, offset,
+						   WAIT_EVENT_BUFFILE_WRITE);
+		else
+			rc = FileRead(file->vfd, buf, (int) amount, offset,
+						  WAIT_EVENT_BUFFILE_READ);
+		saved_errno = errno;
+		INSTR_TIME_SET_CURRENT(end);
+		if (write)
+			INSTR_TIME_ACCUM_DIFF(file->stats->write_time, end, start);
+		else
+			INSTR_TIME_ACCUM_DIFF(file->stats->read_time, end, start);
+
+		if (rc < 0 && saved_errno == EINVAL && file->dio)
+		{
+			/* the file system refuses direct I/O: go on buffered */
+			compspill_disable_dio(file, saved_errno);
+			continue;
+		}
+
+		errno = saved_errno;
+		return rc;
+	}
+}
+
+/*
  * Write len bytes at offset, in chunks FileWrite can take; all three are
  * aligned so that O_DIRECT accepts them.
  */
@@ -237,30 +286,14 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 	while (done < len)
 	{
 		Size		amount = Min(len - done, COMPSPILL_MAX_IO);
-		instr_time	start;
-		instr_time	end;
 		int			rc;
-		int			saved_errno;
 
-		compspill_prepare_io(file);
-
-		INSTR_TIME_SET_CURRENT(start);
-		errno = 0;
-		rc = FileWrite(file->vfd, data + done, (int) amount,
-					   offset + (off_t) done, WAIT_EVENT_BUFFILE_WRITE);
-		saved_errno = errno;
-		INSTR_TIME_SET_CURRENT(end);
-		INSTR_TIME_ACCUM_DIFF(file->stats->write_time, end, start);
-
-		if (rc < 0 && saved_errno == EINVAL && file->dio)
-		{
-			/* the filesystem refuses direct I/O: retry buffered */
-			compspill_disable_dio(file, saved_errno);
-			continue;
-		}
+		rc = compspill_file_io(file, true, data + done, amount,
+							   offset + (off_t) done);
 		if (rc <= 0)
 		{
-			errno = (rc == 0 || saved_errno == 0) ? ENOSPC : saved_errno;
+			if (rc == 0 || errno == 0)
+				errno = ENOSPC;
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not write to temporary file \"%s\": %m",
@@ -428,10 +461,7 @@ CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf, Size len,
 	while (done < len)
 	{
 		Size		amount = Min(len - done, COMPSPILL_MAX_IO);
-		instr_time	start;
-		instr_time	end;
 		int			rc;
-		int			saved_errno;
 
 		/*
 		 * The file only ever grows by whole aligned pages, so a short read
@@ -441,30 +471,13 @@ CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf, Size len,
 		if (file->dio && (done % COMPSPILL_ALIGN) != 0)
 			break;
 
-		compspill_prepare_io(file);
-
-		INSTR_TIME_SET_CURRENT(start);
-		errno = 0;
-		rc = FileRead(file->vfd, buf + done, (int) amount,
-					  offset + (off_t) done, WAIT_EVENT_BUFFILE_READ);
-		saved_errno = errno;
-		INSTR_TIME_SET_CURRENT(end);
-		INSTR_TIME_ACCUM_DIFF(file->stats->read_time, end, start);
-
+		rc = compspill_file_io(file, false, buf + done, amount,
+							   offset + (off_t) done);
 		if (rc < 0)
-		{
-			if (saved_errno == EINVAL && file->dio)
-			{
-				/* the filesystem refuses direct I/O: retry buffered */
-				compspill_disable_dio(file, saved_errno);
-				continue;
-			}
-			errno = saved_errno;
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read from temporary file \"%s\": %m",
 							FilePathName(file->vfd))));
-		}
 		if (rc == 0)
 			break;				/* end of file */
 
