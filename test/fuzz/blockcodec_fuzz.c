@@ -1,0 +1,1113 @@
+/*-------------------------------------------------------------------------
+ *
+ * blockcodec_fuzz.c
+ *	  Standalone round-trip and mutation fuzzer for the block codec.
+ *
+ * The block decoder must be a pure, crash-free function of its input
+ * bytes: CompSpillDecodeBlock either rejects a block with a sentence in
+ * errdetail, or accepts it, after which every CompSpillDecodeNextRow call
+ * stays within the block, its fixed-width scratch and its one-row arena,
+ * and exactly nrows rows come out.  This program links src/blockcodec.c
+ * outside the server, with the few backend functions it calls stubbed
+ * below, and is meant to be built with AddressSanitizer and UBSan so that
+ * any out-of-bounds access is caught where it happens.
+ *
+ * Each iteration makes a random tuple descriptor, encodes one to three
+ * blocks of random rows, checks that decoding gives back every value
+ * exactly, and then decodes many mutated copies of each block (bit flips,
+ * byte overwrites, header fields, truncation, extension, a wrong row
+ * count, corrupted length varints).  Every buffer handed to the decoder is
+ * an exact-size allocation, so that ASan sees even a one-byte overread.
+ *
+ * Usage: blockcodec_fuzz [iterations [mutations-per-block [seed]]]
+ *
+ * IDENTIFICATION
+ *	  test/fuzz/blockcodec_fuzz.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include "postgres.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "access/detoast.h"
+#include "access/tupdesc.h"
+#include "utils/expandeddatum.h"
+
+#include "compspill.h"
+
+/* use libc's printf family, not libpgport's, which is not linked in */
+#undef printf
+#undef fprintf
+#undef snprintf
+#undef vfprintf
+
+/* leaks are handled by the tracked allocator below; keep ASan quiet */
+const char *__asan_default_options(void);
+const char *
+__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+/* ----------------------------------------------------------------
+ * Backend stubs.  Allocations made by blockcodec.c are tracked in one
+ * list so that each iteration can free them all at once.
+ * ----------------------------------------------------------------
+ */
+MemoryContext CurrentMemoryContext = NULL;
+
+typedef struct TrackedChunk
+{
+	struct TrackedChunk *prev;
+	struct TrackedChunk *next;
+} TrackedChunk;					/* 16 bytes: user data stays MAXALIGNed */
+
+static TrackedChunk tracked = {&tracked, &tracked};
+
+static void *
+tracked_alloc(Size size, bool zero)
+{
+	TrackedChunk *c = zero ? calloc(1, sizeof(TrackedChunk) + size) :
+		malloc(sizeof(TrackedChunk) + size);
+
+	if (c == NULL)
+		abort();
+	c->next = tracked.next;
+	c->prev = &tracked;
+	tracked.next->prev = c;
+	tracked.next = c;
+	return c + 1;
+}
+
+static void
+tracked_unlink(TrackedChunk *c)
+{
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+}
+
+static void
+tracked_reset(void)
+{
+	while (tracked.next != &tracked)
+	{
+		TrackedChunk *c = tracked.next;
+
+		tracked_unlink(c);
+		free(c);
+	}
+}
+
+void *
+palloc(Size size)
+{
+	return tracked_alloc(size, false);
+}
+
+void *
+palloc0(Size size)
+{
+	return tracked_alloc(size, true);
+}
+
+void
+pfree(void *pointer)
+{
+	TrackedChunk *c = (TrackedChunk *) pointer - 1;
+
+	tracked_unlink(c);
+	free(c);
+}
+
+void *
+MemoryContextAllocHuge(MemoryContext context, Size size)
+{
+	(void) context;
+	return tracked_alloc(size, false);
+}
+
+void *
+MemoryContextAllocZero(MemoryContext context, Size size)
+{
+	(void) context;
+	return tracked_alloc(size, true);
+}
+
+void *
+repalloc_huge(void *pointer, Size size)
+{
+	TrackedChunk *c = (TrackedChunk *) pointer - 1;
+	TrackedChunk *n;
+
+	tracked_unlink(c);
+	n = realloc(c, sizeof(TrackedChunk) + size);
+	if (n == NULL)
+		abort();
+	n->next = tracked.next;
+	n->prev = &tracked;
+	tracked.next->prev = n;
+	tracked.next = n;
+	return n + 1;
+}
+
+/* errdetail strings are plain malloc'd; the harness frees them */
+char *
+psprintf(const char *fmt,...)
+{
+	va_list		ap;
+	char	   *result;
+
+	va_start(ap, fmt);
+	if (vasprintf(&result, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return result;
+}
+
+uint64
+pg_popcount(const char *buf, int bytes)
+{
+	uint64		count = 0;
+
+	for (int i = 0; i < bytes; i++)
+		count += __builtin_popcount((unsigned char) buf[i]);
+	return count;
+}
+
+void
+ExceptionalCondition(const char *conditionName, const char *errorType,
+					 const char *fileName, int lineNumber)
+{
+	fprintf(stderr, "assertion failed: %s (%s) at %s:%d\n",
+			conditionName, errorType, fileName, lineNumber);
+	abort();
+}
+
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	(void) elevel;
+	(void) domain;
+	return true;
+}
+
+bool
+errstart(int elevel, const char *domain)
+{
+	(void) elevel;
+	(void) domain;
+	return true;
+}
+
+/* any ereport / elog reached by the codec is a failure here */
+void
+errfinish(const char *filename, int lineno, const char *funcname)
+{
+	fprintf(stderr, "ereport reached at %s:%d (%s)\n",
+			filename, lineno, funcname);
+	abort();
+}
+
+int
+errcode(int sqlerrcode)
+{
+	(void) sqlerrcode;
+	return 0;
+}
+
+int
+errmsg(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 0;
+}
+
+int
+errmsg_internal(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 0;
+}
+
+int
+errdetail(const char *fmt,...)
+{
+	(void) fmt;
+	return 0;
+}
+
+/* the harness makes no expanded objects */
+ExpandedObjectHeader *
+DatumGetEOHP(Datum d)
+{
+	(void) d;
+	abort();
+}
+
+Size
+EOH_get_flat_size(ExpandedObjectHeader *eohptr)
+{
+	(void) eohptr;
+	abort();
+}
+
+void
+EOH_flatten_into(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	(void) eohptr;
+	(void) result;
+	(void) allocated_size;
+	abort();
+}
+
+/* ----------------------------------------------------------------
+ * Random numbers: xorshift64, reproducible from the seed.
+ * ----------------------------------------------------------------
+ */
+static uint64 rng_state = 88172645463325252ULL;
+
+static uint64
+rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int
+rndn(int n)
+{
+	return (int) (rnd() % (uint64) n);
+}
+
+/* ----------------------------------------------------------------
+ * Tuple descriptors and values.
+ * ----------------------------------------------------------------
+ */
+typedef struct ColSpec
+{
+	int16		attlen;
+	bool		byval;
+	char		align;
+	char		storage;
+} ColSpec;
+
+static const ColSpec specs[] = {
+	{1, true, 'c', 'p'},		/* bool, char */
+	{2, true, 's', 'p'},		/* int2 */
+	{4, true, 'i', 'p'},		/* int4 */
+	{8, true, 'd', 'p'},		/* int8 */
+	{16, false, 'c', 'p'},		/* uuid */
+	{16, false, 'd', 'p'},		/* interval */
+	{64, false, 'c', 'p'},		/* name */
+	{12, false, 'i', 'p'},		/* odd fixed width */
+	{-1, false, 'i', 'x'},		/* text */
+	{-1, false, 'i', 'p'},		/* plain-storage varlena */
+	{-1, false, 'd', 'x'},		/* double-aligned varlena */
+	{-2, false, 'c', 'p'},		/* cstring */
+};
+#define NSPECS ((int) lengthof(specs))
+#define MAX_ATTS 10
+
+static TupleDesc
+make_desc(int natts, const int *kinds)
+{
+	TupleDesc	desc = calloc(1, offsetof(struct TupleDescData, attrs) +
+							  (natts + 1) * sizeof(FormData_pg_attribute));
+
+	desc->natts = natts;
+	for (int a = 0; a < natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+		const ColSpec *s = &specs[kinds[a]];
+
+		snprintf(NameStr(attr->attname), NAMEDATALEN, "c%d", a);
+		attr->attnum = a + 1;
+		attr->attlen = s->attlen;
+		attr->attbyval = s->byval;
+		attr->attalign = s->align;
+		attr->attstorage = s->storage;
+	}
+	return desc;
+}
+
+/* a length: mostly short, sometimes empty, sometimes long */
+static int
+rnd_len(bool big)
+{
+	switch (rndn(8))
+	{
+		case 0:
+			return 0;
+		case 1:
+			return rndn(big ? 20000 : 600);
+		case 2:
+			return 120 + rndn(16);	/* around the 1-byte header limit */
+		default:
+			return rndn(64);
+	}
+}
+
+static void
+fill_bytes(char *p, int len)
+{
+	for (int i = 0; i < len; i++)
+		p[i] = (char) rnd();
+}
+
+/*
+ * Make a random value for a column of spec s; *mem gets what to free.
+ */
+static Datum
+make_value(const ColSpec *s, void **mem, bool big)
+{
+	char	   *p;
+	int			len;
+
+	*mem = NULL;
+	if (s->byval)
+	{
+		uint64		v = rndn(3) == 0 ? rnd() % 256 : rnd();
+
+		switch (s->attlen)
+		{
+			case 1:
+				return CharGetDatum((char) v);
+			case 2:
+				return Int16GetDatum((int16) v);
+			case 4:
+				return Int32GetDatum((int32) v);
+			default:
+				return Int64GetDatum((int64) v);
+		}
+	}
+	if (s->attlen > 0)
+	{
+		p = malloc(s->attlen);
+		fill_bytes(p, s->attlen);
+		*mem = p;
+		return PointerGetDatum(p);
+	}
+	if (s->attlen == -2)
+	{
+		len = rnd_len(big);
+		p = malloc(len + 1);
+		for (int i = 0; i < len; i++)
+			p[i] = (char) (1 + rndn(255));	/* anything but NUL */
+		p[len] = '\0';
+		*mem = p;
+		return CStringGetDatum(p);
+	}
+
+	/* varlena; plain-storage types never hold packed or toasted values */
+	len = rnd_len(big);
+	switch (s->storage == 'p' ? 0 : rndn(6))
+	{
+		case 0:
+		case 1:					/* 4-byte header */
+			p = malloc(len + VARHDRSZ);
+			SET_VARSIZE(p, len + VARHDRSZ);
+			fill_bytes(p + VARHDRSZ, len);
+			break;
+		case 2:					/* 1-byte header */
+			len = Min(len, VARATT_SHORT_MAX - VARHDRSZ_SHORT);
+			p = malloc(len + VARHDRSZ_SHORT);
+			SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+			fill_bytes(p + VARHDRSZ_SHORT, len);
+			break;
+		case 3:					/* inline-compressed shape */
+			len = Max(len, (int) (VARHDRSZ_COMPRESSED - VARHDRSZ));
+			p = malloc(len + VARHDRSZ);
+			SET_VARSIZE_COMPRESSED(p, len + VARHDRSZ);
+			fill_bytes(p + VARHDRSZ, len);
+			break;
+		case 4:					/* on-disk TOAST pointer shape */
+			p = malloc(VARHDRSZ_EXTERNAL + sizeof(varatt_external));
+			SET_VARTAG_EXTERNAL(p, VARTAG_ONDISK);
+			fill_bytes(VARDATA_EXTERNAL(p), sizeof(varatt_external));
+			break;
+		default:				/* indirect pointer to a 4-byte value */
+			{
+				varatt_indirect ind;
+				Size		ptrsize = VARHDRSZ_EXTERNAL + sizeof(varatt_indirect);
+				char	   *target;
+
+				/* the target lives right after the pointer: one free */
+				p = malloc(MAXALIGN(ptrsize) + len + VARHDRSZ);
+				target = p + MAXALIGN(ptrsize);
+				SET_VARSIZE(target, len + VARHDRSZ);
+				fill_bytes(target + VARHDRSZ, len);
+				SET_VARTAG_EXTERNAL(p, VARTAG_INDIRECT);
+				ind.pointer = (struct varlena *) target;
+				memcpy(VARDATA_EXTERNAL(p), &ind, sizeof(ind));
+				break;
+			}
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+/* ----------------------------------------------------------------
+ * Checks.
+ * ----------------------------------------------------------------
+ */
+static long nchecks_failed = 0;
+
+#define CHECK(cond, ...) \
+	do { \
+		if (!(cond)) \
+		{ \
+			fprintf(stderr, "CHECK failed at line %d: %s: ", __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+			if (++nchecks_failed > 20) \
+				exit(1); \
+		} \
+	} while (0)
+
+static int
+align_of(char align)
+{
+	switch (align)
+	{
+		case 'd':
+			return ALIGNOF_DOUBLE;
+		case 'i':
+			return ALIGNOF_INT;
+		case 's':
+			return ALIGNOF_SHORT;
+		default:
+			return 1;
+	}
+}
+
+static bool
+in_arena(const CompSpillDecodedBlock *blk, const char *p, Size len)
+{
+	return p >= blk->arena && len <= blk->arena_cap &&
+		(Size) (p - blk->arena) <= blk->arena_cap - len;
+}
+
+/*
+ * Compare the decoded current row of blk with row r of the originals.
+ */
+static void
+compare_row(TupleDesc desc, const Datum *ov, const bool *on,
+			const CompSpillDecodedBlock *blk, int r)
+{
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+		Datum		o = ov[a];
+		Datum		n = blk->values[a];
+		const char *np = DatumGetPointer(n);
+
+		CHECK(on[a] == blk->isnull[a], "row %d att %d", r, a);
+		if (on[a] || blk->isnull[a])
+			continue;
+
+		if (attr->attbyval)
+		{
+			bool		same;
+
+			switch (attr->attlen)
+			{
+				case 1:
+					same = DatumGetChar(o) == DatumGetChar(n);
+					break;
+				case 2:
+					same = DatumGetInt16(o) == DatumGetInt16(n);
+					break;
+				case 4:
+					same = DatumGetInt32(o) == DatumGetInt32(n);
+					break;
+				default:
+					same = DatumGetInt64(o) == DatumGetInt64(n);
+					break;
+			}
+			CHECK(same, "row %d att %d: by-value datum differs", r, a);
+			continue;
+		}
+
+		if (attr->attlen > 0)
+		{
+			CHECK(in_arena(blk, np, attr->attlen), "row %d att %d", r, a);
+			CHECK(memcmp(DatumGetPointer(o), np, attr->attlen) == 0,
+				  "row %d att %d: fixed-width bytes differ", r, a);
+			CHECK((uintptr_t) np % align_of(attr->attalign) == 0,
+				  "row %d att %d: misaligned", r, a);
+		}
+		else if (attr->attlen == -2)
+		{
+			Size		len = strlen(DatumGetCString(o));
+
+			CHECK(in_arena(blk, np, len + 1), "row %d att %d", r, a);
+			CHECK(memcmp(DatumGetCString(o), np, len + 1) == 0,
+				  "row %d att %d: cstring differs", r, a);
+		}
+		else
+		{
+			struct varlena *ovl = (struct varlena *) DatumGetPointer(o);
+			struct varlena *nvl = (struct varlena *) np;
+			int			valign = attr->attalign == 'd' ? ALIGNOF_DOUBLE : ALIGNOF_INT;
+
+			if (VARATT_IS_EXTERNAL_INDIRECT(ovl))
+			{
+				varatt_indirect ind;
+
+				VARATT_EXTERNAL_GET_POINTER(ind, ovl);
+				ovl = ind.pointer;
+			}
+			CHECK(in_arena(blk, np, VARSIZE_ANY(nvl)), "row %d att %d", r, a);
+			if (VARATT_IS_EXTERNAL_ONDISK(ovl) || VARATT_IS_COMPRESSED(ovl))
+			{
+				/* stored whole, header included */
+				CHECK(VARSIZE_ANY(ovl) == VARSIZE_ANY(nvl) &&
+					  memcmp(ovl, nvl, VARSIZE_ANY(ovl)) == 0,
+					  "row %d att %d: raw varlena differs", r, a);
+				if (VARATT_IS_4B(nvl))
+					CHECK((uintptr_t) nvl % valign == 0,
+						  "row %d att %d: misaligned", r, a);
+			}
+			else
+			{
+				Size		len = VARSIZE_ANY_EXHDR(ovl);
+
+				CHECK(!VARATT_IS_EXTENDED(nvl) || VARATT_IS_SHORT(nvl),
+					  "row %d att %d: unexpected header", r, a);
+				CHECK(VARSIZE_ANY_EXHDR(nvl) == len &&
+					  memcmp(VARDATA_ANY(ovl), VARDATA_ANY(nvl), len) == 0,
+					  "row %d att %d: varlena payload differs", r, a);
+				if (attr->attstorage == 'p' ||
+					len > VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+				{
+					CHECK(VARATT_IS_4B_U(nvl),
+						  "row %d att %d: expected 4-byte header", r, a);
+					CHECK((uintptr_t) nvl % valign == 0,
+						  "row %d att %d: misaligned", r, a);
+				}
+				else
+					CHECK(VARATT_IS_SHORT(nvl),
+						  "row %d att %d: expected 1-byte header", r, a);
+			}
+		}
+	}
+}
+
+/*
+ * Read every row of an accepted block, touching every byte of every
+ * by-reference value so that ASan checks it; return the rows read.
+ */
+static int
+drain_block(TupleDesc desc, CompSpillDecodedBlock *blk)
+{
+	int			rows = 0;
+	volatile char sink = 0;
+
+	while (CompSpillDecodeNextRow(blk))
+	{
+		rows++;
+		for (int a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(desc, a);
+			const char *p = DatumGetPointer(blk->values[a]);
+			Size		len;
+
+			if (blk->isnull[a] || attr->attbyval)
+				continue;
+			if (attr->attlen > 0)
+				len = attr->attlen;
+			else if (attr->attlen == -2)
+				len = strlen(p) + 1;
+			else
+				len = VARSIZE_ANY(p);
+			CHECK(in_arena(blk, p, len), "row %d att %d outside the arena",
+				  rows - 1, a);
+			for (Size i = 0; i < len; i++)
+				sink ^= p[i];
+		}
+	}
+	(void) sink;
+	CHECK(!CompSpillDecodeNextRow(blk), "a row after the end");
+	return rows;
+}
+
+/* ----------------------------------------------------------------
+ * Mutations.
+ * ----------------------------------------------------------------
+ */
+
+/* Length streams of varlena / cstring columns, found by walking headers */
+typedef struct StreamRef
+{
+	Size		off;
+	Size		len;
+} StreamRef;
+
+static int
+find_length_streams(const char *b, Size len, StreamRef *out)
+{
+	Size		pos = 8;
+	uint16		natts;
+	int			n = 0;
+
+	if (len < 8)
+		return 0;
+	memcpy(&natts, b + 2, sizeof(natts));
+	for (int a = 0; a < natts && pos + 32 <= len; a++)
+	{
+		uint8		kind = (uint8) b[pos];
+		uint64		bl,
+					ll,
+					vl;
+
+		memcpy(&bl, b + pos + 8, 8);
+		memcpy(&ll, b + pos + 16, 8);
+		memcpy(&vl, b + pos + 24, 8);
+		pos += 32;
+		if (bl > len - pos || ll > len - pos - bl)
+			break;
+		if ((kind == 3 || kind == 4) && ll > 0 && n < MAX_ATTS)
+		{
+			out[n].off = pos + bl;
+			out[n].len = ll;
+			n++;
+		}
+		if (vl > len - pos - bl - ll)
+			break;
+		pos += bl + ll + vl;
+	}
+	return n;
+}
+
+/* corrupt the varints of one length stream */
+static void
+mutate_varints(char *b, Size len)
+{
+	StreamRef	streams[MAX_ATTS];
+	int			n = find_length_streams(b, len, streams);
+	StreamRef  *s;
+	Size		i;
+
+	if (n == 0)
+	{
+		if (len > 0)
+			b[rnd() % len] |= (char) 0x80;
+		return;
+	}
+	s = &streams[rndn(n)];
+	i = s->off + rnd() % s->len;
+	switch (rndn(7))
+	{
+		case 0:					/* set a continuation bit */
+			b[i] |= (char) 0x80;
+			break;
+		case 1:					/* clear one */
+			b[i] &= 0x7F;
+			break;
+		case 2:					/* all continuation to the end */
+			for (Size j = i; j < s->off + s->len; j++)
+				b[j] |= (char) 0x80;
+			break;
+		case 3:					/* flip the raw flag */
+			b[i] ^= 0x01;
+			break;
+		case 4:					/* overlong 5-byte varint, if room */
+			if (s->off + s->len - i >= 5)
+			{
+				for (int j = 0; j < 4; j++)
+					b[i + j] = (char) (0x80 | rndn(128));
+				b[i + 4] = (char) rndn(256);
+			}
+			break;
+		case 5:					/* move length from one entry to another */
+			if (s->len >= 2)
+			{
+				Size		j = s->off + rnd() % s->len;
+				int			d = 1 + rndn(8);
+
+				if ((b[i] & 0x7F) >= (d << 1) && !(b[i] & 0x80) &&
+					!(b[j] & 0x80) && (b[j] & 0x7F) + (d << 1) < 0x80)
+				{
+					b[i] -= (char) (d << 1);
+					b[j] += (char) (d << 1);
+				}
+			}
+			break;
+		default:				/* random byte */
+			b[i] = (char) rnd();
+			break;
+	}
+}
+
+/* overwrite a field of the block header or of a column header */
+static void
+mutate_header(char *b, Size len)
+{
+	Size		pos;
+	static const int fields[] = {0, 1, 2, 4, 8, 16, 24};
+	int			f;
+
+	if (len < 8)
+		return;
+	if (rndn(4) == 0 || len < 8 + 32)
+		pos = rndn(8) & ~1;
+	else
+	{
+		/* the first column header, or one found by walking */
+		pos = 8;
+		for (int skip = rndn(3); skip > 0 && pos + 32 <= len; skip--)
+		{
+			uint64		bl,
+						ll,
+						vl;
+
+			memcpy(&bl, b + pos + 8, 8);
+			memcpy(&ll, b + pos + 16, 8);
+			memcpy(&vl, b + pos + 24, 8);
+			if (bl + ll + vl > len)
+				break;
+			if (pos + 32 + bl + ll + vl + 32 > len)
+				break;
+			pos += 32 + bl + ll + vl;
+		}
+		f = fields[rndn(lengthof(fields))];
+		pos += f;
+	}
+	if (pos + 8 <= len && rndn(2) == 0)
+	{
+		uint64		v;
+		uint64		old;
+
+		memcpy(&old, b + pos, 8);
+		switch (rndn(4))
+		{
+			case 0:
+				v = old + rndn(17) - 8;
+				break;
+			case 1:
+				v = rnd() % 4096;
+				break;
+			case 2:
+				v = ~(uint64) 0 - rnd() % 16;
+				break;
+			default:
+				v = rnd();
+				break;
+		}
+		memcpy(b + pos, &v, 8);
+	}
+	else if (pos + 4 <= len)
+	{
+		uint32		v = rndn(2) ? (uint32) rnd() : (uint32) rndn(300);
+
+		memcpy(b + pos, &v, 4);
+	}
+	else if (pos < len)
+		b[pos] = (char) rnd();
+}
+
+static void
+mutate_bytes(char *b, Size len)
+{
+	int			n = 1 + rndn(4);
+
+	for (int i = 0; i < n && len > 0; i++)
+	{
+		Size		pos = rnd() % len;
+
+		switch (rndn(4))
+		{
+			case 0:
+				b[pos] ^= (char) (1 << rndn(8));
+				break;
+			case 1:
+				b[pos] = (char) rnd();
+				break;
+			case 2:
+				b[pos] = (char) (rndn(3) == 0 ? 0xFF : 0);
+				break;
+			default:
+				{
+					uint32		v = (uint32) rnd();
+
+					if (rndn(2))
+						v %= 300;
+					if (pos + 4 <= len)
+						memcpy(b + pos, &v, 4);
+					break;
+				}
+		}
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Driver.
+ * ----------------------------------------------------------------
+ */
+static long npassed = 0;
+static long nfailed = 0;
+static long naccepted = 0;
+static long nrejected = 0;
+
+/*
+ * Decode one block (exact-size buffer) announced as nrows rows; check the
+ * contract whichever way it goes.  Return whether it was accepted.
+ */
+static bool
+decode_checked(TupleDesc desc, CompSpillDecodedBlock *blk,
+			   const char *buf, Size len, int nrows)
+{
+	const char *err = NULL;
+	long		before = nchecks_failed;
+	bool		ok;
+
+	ok = CompSpillDecodeBlock(blk, desc, buf, len, nrows, &err);
+	if (ok)
+	{
+		int			rows;
+
+		naccepted++;
+		CHECK(err == NULL, "errdetail set on success");
+		CHECK(blk->nrows == nrows, "nrows %d, expected %d", blk->nrows, nrows);
+		rows = drain_block(desc, blk);
+		CHECK(rows == nrows, "read %d rows of %d", rows, nrows);
+	}
+	else
+	{
+		nrejected++;
+		CHECK(err != NULL && strlen(err) > 5 && err[strlen(err) - 1] == '.',
+			  "bad errdetail \"%s\"", err ? err : "(null)");
+		CHECK(!CompSpillDecodeNextRow(blk), "a row from a rejected block");
+		free((void *) err);
+	}
+	if (nchecks_failed == before)
+		npassed++;
+	else
+		nfailed++;
+	return ok;
+}
+
+static void
+run_iteration(int mutations)
+{
+	int			natts = rndn(8) == 0 ? 0 : 1 + rndn(MAX_ATTS);
+	int			kinds[MAX_ATTS];
+	TupleDesc	desc;
+	CompSpillEncoder *enc;
+	CompSpillDecodedBlock blk;
+	Size		target = 64 + rnd() % (rndn(4) == 0 ? 100000 : 4000);
+	int			nullpct = rndn(4) == 0 ? 0 : rndn(5) == 0 ? 100 : rndn(60);
+	bool		big = rndn(6) == 0;
+	int			nblocks = 1 + rndn(3);
+
+	for (int a = 0; a < natts; a++)
+		kinds[a] = rndn(NSPECS);
+	desc = make_desc(natts, kinds);
+	enc = CompSpillEncoderCreate(desc, target);
+	CompSpillDecodedBlockInit(&blk, desc);
+
+	for (int b = 0; b < nblocks; b++)
+	{
+		int			cap = rndn(4) == 0 ? 8192 : 2048;
+		int			nrows = 0;
+		int			stride = Max(natts, 1);
+		Datum	   *ov = malloc(sizeof(Datum) * cap * stride);
+		bool	   *on = malloc(sizeof(bool) * cap * stride);
+		void	  **mem = calloc((size_t) cap * stride, sizeof(void *));
+		char	   *raw;
+		Size		rawlen;
+		const char *err = NULL;
+		long		before;
+
+		/* fill a block, sometimes stopping short of full */
+		do
+		{
+			for (int a = 0; a < natts; a++)
+			{
+				int			i = nrows * stride + a;
+
+				on[i] = rndn(100) < nullpct;
+				ov[i] = on[i] ? (Datum) 0 :
+					make_value(&specs[kinds[a]], &mem[i], big);
+			}
+			CompSpillEncoderAdd(enc, ov + nrows * stride, on + nrows * stride);
+			nrows++;
+		} while (!CompSpillEncoderIsFull(enc) && nrows < cap &&
+				 !(rndn(200) == 0));
+
+		if (CompSpillEncoderRows(enc) != nrows)
+		{
+			fprintf(stderr, "encoder counts %d rows, added %d\n",
+					CompSpillEncoderRows(enc), nrows);
+			exit(1);
+		}
+		rawlen = CompSpillEncoderSize(enc);
+		raw = malloc(rawlen);
+		CompSpillEncoderFinish(enc, raw);
+		if (CompSpillEncoderRows(enc) != 0 ||
+			CompSpillEncoderSize(enc) != 8 + 32 * (Size) natts)
+		{
+			fprintf(stderr, "encoder not reset by Finish\n");
+			exit(1);
+		}
+
+		/* exact round trip */
+		before = nchecks_failed;
+		if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
+		{
+			fprintf(stderr, "round trip rejected: %s (natts %d, nrows %d)\n",
+					err, natts, nrows);
+			nchecks_failed++;
+		}
+		else
+		{
+			int			r;
+
+			for (r = 0; r < nrows; r++)
+			{
+				if (!CompSpillDecodeNextRow(&blk))
+				{
+					CHECK(false, "only %d rows of %d", r, nrows);
+					break;
+				}
+				compare_row(desc, ov + r * stride, on + r * stride, &blk, r);
+			}
+			CHECK(!CompSpillDecodeNextRow(&blk), "a row after the end");
+		}
+		if (nchecks_failed == before)
+			npassed++;
+		else
+			nfailed++;
+
+		/* mutated copies, each in an exact-size buffer */
+		for (int m = 0; m < mutations; m++)
+		{
+			Size		flen = rawlen;
+			int			fr = nrows;
+			char	   *fb;
+			int			mode = rndn(12);
+
+			if (mode == 0 && rawlen > 0)
+				flen = rnd() % rawlen;	/* truncation */
+			else if (mode == 1)
+				flen = rawlen + 1 + rndn(64);	/* extension */
+			fb = malloc(Max(flen, 1));
+			memcpy(fb, raw, Min(flen, rawlen));
+			for (Size i = rawlen; i < flen; i++)
+				fb[i] = rndn(2) ? 0 : (char) rnd();
+
+			switch (mode)
+			{
+				case 0:
+				case 1:
+					break;
+				case 2:
+				case 3:
+				case 4:
+					mutate_bytes(fb, flen);
+					break;
+				case 5:
+				case 6:
+					mutate_varints(fb, flen);
+					break;
+				case 7:
+				case 8:
+					mutate_header(fb, flen);
+					break;
+				case 9:			/* wrong row count passed in */
+					fr = rndn(4) == 0 ? -1 - rndn(3) : Max(0, nrows + rndn(5) - 2);
+					break;
+				case 10:		/* wrong row count, header agreeing */
+					{
+						uint32		hr = (uint32) Max(0, nrows + rndn(17) - 8);
+
+						if (flen >= 8)
+							memcpy(fb + 4, &hr, 4);
+						fr = (int) hr;
+						break;
+					}
+				default:		/* several of the above */
+					mutate_varints(fb, flen);
+					mutate_bytes(fb, flen);
+					if (rndn(2))
+						mutate_header(fb, flen);
+					break;
+			}
+			decode_checked(desc, &blk, fb, flen, fr);
+			free(fb);
+		}
+
+		/* the block must still decode after all that */
+		if (mutations > 0)
+		{
+			before = nchecks_failed;
+			if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
+			{
+				fprintf(stderr, "re-decode rejected: %s\n", err);
+				nchecks_failed++;
+			}
+			else
+			{
+				for (int r = 0; r < nrows && CompSpillDecodeNextRow(&blk); r++)
+					compare_row(desc, ov + r * stride, on + r * stride, &blk, r);
+			}
+			if (nchecks_failed == before)
+				npassed++;
+			else
+				nfailed++;
+		}
+
+		for (int i = 0; i < nrows * stride; i++)
+			free(mem[i]);
+		free(mem);
+		free(ov);
+		free(on);
+		free(raw);
+	}
+
+	tracked_reset();
+	free(desc);
+}
+
+int
+main(int argc, char **argv)
+{
+	long		iterations = argc > 1 ? atol(argv[1]) : 3000;
+	int			mutations = argc > 2 ? atoi(argv[2]) : 200;
+	uint64		seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
+	time_t		start = time(NULL);
+
+	rng_state ^= seed * UINT64CONST(0x9E3779B97F4A7C15);
+	if (rng_state == 0)
+		rng_state = 1;
+
+	for (long it = 0; it < iterations; it++)
+	{
+		run_iteration(mutations);
+		if (nchecks_failed > 20)
+			break;
+	}
+
+	printf("blockcodec fuzz: seed %llu, %ld iterations, %ld mutated blocks accepted, %ld rejected, %lds\n",
+		   (unsigned long long) seed, iterations, naccepted, nrejected,
+		   (long) (time(NULL) - start));
+	printf("blockcodec fuzz: %ld passed, %ld failed\n", npassed, nfailed);
+	return nfailed == 0 ? 0 : 1;
+}
