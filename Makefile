@@ -8,6 +8,7 @@ OBJS = \
 	src/sortnode.o \
 	src/sorter.o \
 	src/run.o \
+	src/merge.o \
 	src/blockcodec.o \
 	src/compress.o \
 	src/spillfile.o

@@ -36,7 +36,6 @@
 
 struct CompSpillCompressor
 {
-	CompSpillCodec codec;		/* codec used for compression */
 	int			level;			/* zstd compression level */
 	MemoryContext cxt;			/* context holding this struct */
 	ZSTD_CCtx  *zcctx;			/* zstd compression context, or NULL */
@@ -62,6 +61,8 @@ CompSpillCodecName(CompSpillCodec codec)
 			return "lz4";
 		case COMPSPILL_CODEC_ZSTD:
 			return "zstd";
+		case COMPSPILL_CODEC_AUTO:
+			return "auto";
 	}
 	return "unknown";
 }
@@ -88,66 +89,55 @@ compspill_compressor_free(void *arg)
 }
 
 /*
- * Create a compressor for a codec in CurrentMemoryContext.
+ * Create a compressor in CurrentMemoryContext; codec contexts are created
+ * when a codec is first used.
  */
 CompSpillCompressor *
-CompSpillCompressorCreate(CompSpillCodec codec, int level)
+CompSpillCompressorCreate(int level)
 {
 	CompSpillCompressor *comp;
 
 	comp = (CompSpillCompressor *) palloc0(sizeof(CompSpillCompressor));
-	comp->codec = codec;
 	comp->level = level;
 	comp->cxt = CurrentMemoryContext;
 
-	/* register the callback first, so that whatever follows is covered */
 	comp->cb.func = compspill_compressor_free;
 	comp->cb.arg = comp;
 	MemoryContextRegisterResetCallback(comp->cxt, &comp->cb);
 
-	switch (codec)
-	{
-		case COMPSPILL_CODEC_NONE:
-			break;
-		case COMPSPILL_CODEC_LZ4:
-			comp->lz4state = palloc(LZ4_sizeofState());
-			break;
-		case COMPSPILL_CODEC_ZSTD:
-			{
-				size_t		ret;
-
-				comp->zcctx = ZSTD_createCCtx();
-				if (comp->zcctx == NULL)
-					ereport(ERROR,
-							(errcode(ERRCODE_OUT_OF_MEMORY),
-							 errmsg("out of memory"),
-							 errdetail("Could not create a zstd compression context.")));
-				ret = ZSTD_CCtx_setParameter(comp->zcctx,
-											 ZSTD_c_compressionLevel,
-											 level);
-				if (ZSTD_isError(ret))
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("could not set zstd compression level %d",
-									level),
-							 errdetail("zstd reported: %s.",
-									   ZSTD_getErrorName(ret))));
-				break;
-			}
-		default:
-			elog(ERROR, "unrecognized compspill codec: %d", (int) codec);
-	}
-
 	return comp;
+}
+
+/* Create the zstd compression context at the compressor's level */
+static void
+compspill_make_zstd_cctx(CompSpillCompressor *comp)
+{
+	size_t		ret;
+
+	comp->zcctx = ZSTD_createCCtx();
+	if (comp->zcctx == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Could not create a zstd compression context.")));
+	ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_compressionLevel,
+								 comp->level);
+	if (ZSTD_isError(ret))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("could not set zstd compression level %d",
+						comp->level),
+				 errdetail("zstd reported: %s.", ZSTD_getErrorName(ret))));
 }
 
 /*
  * Return the worst-case compressed size of srclen bytes.
  */
 Size
-CompSpillCompressBound(CompSpillCompressor *comp, Size srclen)
+CompSpillCompressBound(CompSpillCompressor *comp pg_attribute_unused(),
+					   CompSpillCodec codec, Size srclen)
 {
-	switch (comp->codec)
+	switch (codec)
 	{
 		case COMPSPILL_CODEC_NONE:
 			return srclen;
@@ -164,6 +154,8 @@ CompSpillCompressBound(CompSpillCompressor *comp, Size srclen)
 					return srclen;
 				return bound;
 			}
+		case COMPSPILL_CODEC_AUTO:
+			break;
 	}
 	return srclen;
 }
@@ -173,15 +165,15 @@ CompSpillCompressBound(CompSpillCompressor *comp, Size srclen)
  * does not make the block strictly smaller.
  */
 Size
-CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
-				  char *dst, Size dstcap)
+CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
+				  const char *src, Size srclen, char *dst, Size dstcap)
 {
 	Size		result = 0;
 
 	if (srclen == 0)
 		return 0;
 
-	switch (comp->codec)
+	switch (codec)
 	{
 		case COMPSPILL_CODEC_NONE:
 			return 0;
@@ -207,7 +199,7 @@ CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
 					ereport(ERROR,
 							(errcode(ERRCODE_INTERNAL_ERROR),
 							 errmsg("could not compress spill block with %s",
-									CompSpillCodecName(comp->codec)),
+									CompSpillCodecName(codec)),
 							 errdetail("LZ4_compress_fast_extState returned %d.",
 									   ret)));
 				}
@@ -219,6 +211,8 @@ CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
 			{
 				size_t		ret;
 
+				if (comp->zcctx == NULL)
+					compspill_make_zstd_cctx(comp);
 				ret = ZSTD_compress2(comp->zcctx, dst, dstcap, src, srclen);
 				if (ZSTD_isError(ret))
 				{
@@ -227,7 +221,7 @@ CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
 					ereport(ERROR,
 							(errcode(ERRCODE_INTERNAL_ERROR),
 							 errmsg("could not compress spill block with %s",
-									CompSpillCodecName(comp->codec)),
+									CompSpillCodecName(codec)),
 							 errdetail("zstd reported: %s.",
 									   ZSTD_getErrorName(ret))));
 				}
@@ -236,7 +230,7 @@ CompSpillCompress(CompSpillCompressor *comp, const char *src, Size srclen,
 			}
 
 		default:
-			elog(ERROR, "unrecognized compspill codec: %d", (int) comp->codec);
+			elog(ERROR, "unrecognized compspill codec: %d", (int) codec);
 	}
 
 	return result < srclen ? result : 0;
@@ -332,6 +326,9 @@ CompSpillDecompress(CompSpillCompressor *comp, CompSpillCodec codec,
 				}
 				return true;
 			}
+
+		case COMPSPILL_CODEC_AUTO:
+			break;
 	}
 
 	*errdetail = psprintf("Unknown compression codec %d.", (int) codec);

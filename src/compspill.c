@@ -29,7 +29,7 @@ PG_MODULE_MAGIC;
 
 /* settings */
 bool		compspill_enabled = true;
-int			compspill_codec = COMPSPILL_CODEC_LZ4;
+int			compspill_codec = COMPSPILL_CODEC_AUTO;
 int			compspill_compression_level = 1;
 bool		compspill_enable_dio = false;
 int			compspill_block_size = 64;
@@ -39,6 +39,7 @@ static const struct config_enum_entry codec_options[] = {
 	{"none", COMPSPILL_CODEC_NONE, false},
 	{"lz4", COMPSPILL_CODEC_LZ4, false},
 	{"zstd", COMPSPILL_CODEC_ZSTD, false},
+	{"auto", COMPSPILL_CODEC_AUTO, false},
 	{NULL, 0, false}
 };
 
@@ -65,7 +66,7 @@ _PG_init(void)
 							 "Compression codec for spilled blocks.",
 							 NULL,
 							 &compspill_codec,
-							 COMPSPILL_CODEC_LZ4,
+							 COMPSPILL_CODEC_AUTO,
 							 codec_options,
 							 PGC_USERSET,
 							 0,
@@ -114,6 +115,19 @@ _PG_init(void)
 
 	CompSpillRegisterSortNode();
 	CompSpillInstallPlannerHook();
+}
+
+/*
+ * Capture the settings an operation spills with, at executor start.
+ */
+void
+CompSpillCaptureSettings(CompSpillSettings *set)
+{
+	set->codec = (CompSpillCodec) compspill_codec;
+	set->level = compspill_compression_level;
+	set->dio = compspill_enable_dio;
+	set->block_size = (Size) compspill_block_size * 1024;
+	set->write_size = (Size) compspill_write_size * 1024;
 }
 
 /*

@@ -30,6 +30,7 @@
 #include "nodes/extensible.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
+#include "utils/sortsupport.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
 #error "compspill supports PostgreSQL 15 only"
@@ -47,8 +48,12 @@ typedef enum CompSpillCodec
 {
 	COMPSPILL_CODEC_NONE = 0,
 	COMPSPILL_CODEC_LZ4 = 1,
-	COMPSPILL_CODEC_ZSTD = 2
+	COMPSPILL_CODEC_ZSTD = 2,
+	COMPSPILL_CODEC_AUTO = 3	/* a setting only: chosen per frame */
 } CompSpillCodec;
+
+/* codecs a frame can be stored with */
+#define COMPSPILL_NUM_STORED_CODECS	3
 
 /* settings (compspill.c) */
 extern bool compspill_enabled;
@@ -59,8 +64,23 @@ extern int	compspill_block_size;	/* kB */
 extern int	compspill_write_size;	/* kB */
 
 /*
+ * The settings an operation spills with, captured once at executor start so
+ * that a SET in the middle of a cursor's life does not change its format.
+ */
+typedef struct CompSpillSettings
+{
+	CompSpillCodec codec;		/* none, lz4, zstd or auto */
+	int			level;			/* zstd level */
+	bool		dio;			/* compspill.enable_dio */
+	Size		block_size;		/* compspill.block_size, bytes */
+	Size		write_size;		/* compspill.write_size, bytes */
+} CompSpillSettings;
+
+extern void CompSpillCaptureSettings(CompSpillSettings *set);
+
+/*
  * Spill figures of one operation, filled in by every layer and printed by
- * EXPLAIN ANALYZE.  One struct per sort; the layers get a pointer to it.
+ * EXPLAIN ANALYZE.  One struct per operation; the layers get a pointer.
  */
 typedef struct CompSpillStats
 {
@@ -77,8 +97,14 @@ typedef struct CompSpillStats
 	int64		bytes_written_runs; /* file bytes written by run formation */
 	int64		bytes_written;	/* file bytes written, all passes */
 	int64		bytes_read;		/* file bytes read, all passes */
-	int64		blocks_written; /* blocks written, all passes */
-	int64		blocks_raw;		/* blocks stored uncompressed */
+	int64		file_size;		/* largest size the file reached */
+	int64		frames_written; /* frames written, all passes */
+	int64		frames_raw;		/* frames stored uncompressed */
+	int64		frames_by_codec[COMPSPILL_NUM_STORED_CODECS];	/* frames each
+																 * codec was
+																 * chosen for */
+	int64		peak_mem;		/* most memory the operation's contexts held */
+	Size		block_size;		/* block size run formation used */
 	instr_time	write_time;		/* time in FileWrite */
 	instr_time	read_time;		/* time in FileRead */
 } CompSpillStats;
@@ -87,11 +113,12 @@ typedef struct CompSpillStats
 typedef struct CompSpillCompressor CompSpillCompressor;
 
 extern const char *CompSpillCodecName(CompSpillCodec codec);
-extern CompSpillCompressor *CompSpillCompressorCreate(CompSpillCodec codec,
-													  int level);
-extern Size CompSpillCompressBound(CompSpillCompressor *comp, Size srclen);
-extern Size CompSpillCompress(CompSpillCompressor *comp, const char *src,
-							  Size srclen, char *dst, Size dstcap);
+extern CompSpillCompressor *CompSpillCompressorCreate(int zstd_level);
+extern Size CompSpillCompressBound(CompSpillCompressor *comp,
+								   CompSpillCodec codec, Size srclen);
+extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
+							  const char *src, Size srclen,
+							  char *dst, Size dstcap);
 extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								CompSpillCodec codec,
 								const char *src, Size srclen,
@@ -143,58 +170,89 @@ extern bool CompSpillDecodeNextRow(CompSpillDecodedBlock *blk);
 /* spillfile.c */
 typedef struct CompSpillFile CompSpillFile;
 
+/* The extents of the file one stream (a run) occupies, in stream order */
+typedef struct CompSpillExtents
+{
+	int32	   *ext;			/* extent numbers */
+	int			n;				/* extents taken */
+	int			cap;
+	int			nfreed;			/* leading extents given back */
+} CompSpillExtents;
+
 extern char *CompSpillAllocAligned(Size size);
 extern void CompSpillFreeAligned(char *ptr);
+extern bool CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap,
+								Size need, Size keep, bool aligned);
 extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,
+										  Size extent_size,
 										  CompSpillStats *stats);
+extern Size CompSpillFileExtentSize(CompSpillFile *file);
+extern Size CompSpillFileBufferSize(CompSpillFile *file);
+extern void CompSpillFileBeginStream(CompSpillFile *file,
+									 CompSpillExtents *ext);
 extern char *CompSpillFileReserve(CompSpillFile *file, Size len);
 extern off_t CompSpillFileCommit(CompSpillFile *file, Size len);
-extern void CompSpillFileFlush(CompSpillFile *file);
+extern off_t CompSpillFileEndStream(CompSpillFile *file);
 extern void CompSpillFileEndWrites(CompSpillFile *file);
-extern Size CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf,
-							  Size len, Size need);
+extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
+								 off_t upto);
+extern Size CompSpillFileRead(CompSpillFile *file,
+							  const CompSpillExtents *ext, off_t offset,
+							  char *buf, Size len, Size need);
 extern const char *CompSpillFileName(CompSpillFile *file);
 extern void CompSpillFileClose(CompSpillFile *file);
 
-/* run.c */
-
-/* Where a run lies in the spill file */
-typedef struct CompSpillRun
-{
-	off_t		start;			/* offset of the first block */
-	off_t		end;			/* offset just past the last block */
-	int64		nrows;
-	int64		nblocks;
-} CompSpillRun;
-
-typedef struct CompSpillRunWriter CompSpillRunWriter;
+/* run.c: the spill object, runs of frames, run readers */
+typedef struct CompSpill CompSpill;
 typedef struct CompSpillRunReader CompSpillRunReader;
 
-extern CompSpillRunWriter *CompSpillRunWriterCreate(CompSpillFile *file,
-													TupleDesc tupdesc,
-													CompSpillCompressor *comp,
-													CompSpillCodec codec,
-													Size block_size,
-													CompSpillStats *stats);
-extern void CompSpillRunBegin(CompSpillRunWriter *w);
-extern void CompSpillRunPut(CompSpillRunWriter *w, Datum *values,
-							bool *isnull);
-extern void CompSpillRunEnd(CompSpillRunWriter *w, CompSpillRun *run);
-extern void CompSpillRunWriterFree(CompSpillRunWriter *w);
-extern Size CompSpillRunWriterMemory(Size block_size, Size write_size);
+/* A run: a sequence of frames in a stream of the spill file */
+typedef struct CompSpillRun
+{
+	CompSpillExtents extents;	/* where its bytes are */
+	int64		len;			/* bytes of frames */
+	int64		nrows;
+	int64		nframes;
+} CompSpillRun;
 
-extern CompSpillRunReader *CompSpillRunReaderCreate(CompSpillFile *file,
-													TupleDesc tupdesc,
-													CompSpillCompressor *comp,
-													Size block_size,
-													CompSpillStats *stats);
-extern void CompSpillRunReaderOpen(CompSpillRunReader *r,
-								   const CompSpillRun *run);
-extern bool CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values,
-								   bool **isnull);
-extern void CompSpillRunReaderFree(CompSpillRunReader *r);
-extern Size CompSpillRunReaderMemory(Size raw_size, Size stored_size,
-									 Size fixed_size);
+extern CompSpill *CompSpillCreate(TupleDesc tupdesc,
+								  const CompSpillSettings *set,
+								  CompSpillStats *stats,
+								  Size block_size, Size write_size,
+								  Size extent_size);
+extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
+extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
+extern void CompSpillRunEnd(CompSpill *sp);
+extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillEndWrites(CompSpill *sp);
+extern void CompSpillEnd(CompSpill *sp);
+extern Size CompSpillWriterMemory(Size block_size, Size write_size);
+extern int64 CompSpillWriterHeld(CompSpill *sp);
+
+extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp,
+												 Size read_size);
+extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
+								bool consume);
+extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
+								bool **isnull);
+extern void CompSpillReaderFree(CompSpillRunReader *r);
+extern Size CompSpillReaderMemory(Size raw_size, Size stored_size,
+								  Size fixed_size);
+
+/* merge.c */
+typedef struct CompSpillMerge CompSpillMerge;
+
+extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
+										   CompSpillStats *stats,
+										   TupleDesc tupdesc,
+										   SortSupport ssup, int nkeys,
+										   CompSpillRun *runs, int nruns,
+										   int64 allowed_mem,
+										   int64 (*used_mem) (void *),
+										   void *arg);
+extern bool CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot);
+extern void CompSpillMergeRewind(CompSpillMerge *m);
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;
@@ -206,11 +264,14 @@ typedef struct CompSpillSortSpec
 	Oid		   *sortops;
 	Oid		   *collations;
 	bool	   *nulls_first;
+	double		est_rows;		/* the plan's estimate of the input */
+	int			est_width;
 } CompSpillSortSpec;
 
 extern CompSpillSorter *CompSpillSorterBegin(TupleDesc tupdesc,
 											 const CompSpillSortSpec *spec,
-											 int work_mem_kb);
+											 int work_mem_kb,
+											 const CompSpillSettings *set);
 extern void CompSpillSorterPut(CompSpillSorter *sorter,
 							   TupleTableSlot *slot);
 extern void CompSpillSorterFinish(CompSpillSorter *sorter);

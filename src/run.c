@@ -1,16 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  Sorted runs as sequences of framed, checksummed blocks in the spill
- *	  file: the run writer and the run reader.
+ *	  The spill object of one operation, runs as sequences of framed,
+ *	  checksummed blocks, and the readers of runs.
  *
- * A run is a contiguous byte range [start, end) of the operation's spill
- * file holding blocks back to back, with no alignment between them (the
- * spill file coalesces them into large aligned writes).  Each block is a
- * frame:
+ * The spill object
+ * ----------------
  *
- *		CompSpillBlockHeader (24 bytes)
- *			uint32	magic		COMPSPILL_BLOCK_MAGIC
+ * Everything an operation needs to spill belongs to one CompSpill: the
+ * settings captured at executor start, the temp file, the compressor, the
+ * writer's encoder and buffers, and a memory context holding all of it, so
+ * that what the spill holds can be measured (MemoryContextMemAllocated) and
+ * is freed in one go.  The sorter uses it, and any other operation that
+ * spills rows can.  One run is written at a time; any number of readers
+ * can read finished runs.
+ *
+ * Words: a *frame* is the unit on disk (header, CRC, payload); a *block*
+ * is the block codec's group of rows in column streams, which a frame
+ * carries, compressed or not; a *page* is the 4kB unit of alignment of the
+ * spill file; an *extent* is the spill file's unit of space.
+ *
+ * A run is a stream of the spill file (see spillfile.c) holding frames back
+ * to back, with no alignment between them:
+ *
+ *		CompSpillFrameHeader (24 bytes)
+ *			uint32	magic		COMPSPILL_FRAME_MAGIC
  *			uint8	codec		how the payload is stored (CompSpillCodec)
  *			uint8	reserved[3]	zero
  *			uint32	nrows		rows in the block, > 0
@@ -20,28 +34,27 @@
  *		payload				stored_len bytes
  *
  * The payload is the block codec's encoding of nrows rows, compressed with
- * the operation's codec, or stored as it is (codec NONE) when compression
- * did not make it smaller.  Headers are in host byte order: the file never
- * leaves the backend that wrote it.
+ * the codec chosen for that frame, or stored as it is (codec NONE) when
+ * compression did not make it smaller.  Headers are in host byte order: the
+ * file never leaves the backend that wrote it.
  *
  * Writing: rows go to a CompSpillEncoder; when it reports full, the block
- * is emitted.  Without compression the encoder finishes straight into space
+ * is framed.  Without compression the encoder finishes straight into space
  * reserved in the spill file's write buffer.  With compression it finishes
  * into a scratch buffer and the compressor writes straight into the
  * reserved space behind the header, so compressed bytes are never copied.
  *
- * Reading: the reader keeps an aligned read buffer holding a window of the
- * file, sized by the caller to about one stored block (a merge keeps one
+ * Reading: a reader keeps an aligned read buffer holding a window of the
+ * run, sized by the caller to about one stored frame (a merge keeps one
  * reader per input, so their buffers are what bounds the fan-in) and
- * refilled with aligned reads that run ahead as far as it holds.  A block
- * is checked (magic, codec, sizes against the run's known end, CRC) before
+ * refilled with aligned reads that run ahead as far as it holds.  A frame is
+ * checked (magic, codec, sizes against the run's known length, CRC) before
  * it is decompressed and decoded, so a corrupt or truncated file yields an
  * ERROR and never a wrong row.  Rows are rebuilt one at a time and handed
- * out as pointers into the decoded row; the per-row path does no
- * allocation and no I/O.
- *
- * Nothing here is specific to sorting: a run is just an ordered sequence
- * of rows, for use by any operation that spills through a CompSpillFile.
+ * out as datums; the per-row path does no allocation and no I/O.  A reader
+ * opened to consume its run gives the run's extents back to the file as
+ * it moves past them, so that a merge pass writes into the space its
+ * inputs leave.
  *
  * IDENTIFICATION
  *	  src/run.c
@@ -56,12 +69,12 @@
 #include "compspill.h"
 
 /* "CSBK" when the bytes are read in order on a little-endian machine */
-#define COMPSPILL_BLOCK_MAGIC	0x4B425343
+#define COMPSPILL_FRAME_MAGIC	0x4B425343
 
 /* The read buffer is never smaller than this */
-#define COMPSPILL_MIN_READ_BUFFER	((Size) 16 * 1024)
+#define COMPSPILL_MIN_READ_BUFFER	((Size) 4 * 1024)
 
-typedef struct CompSpillBlockHeader
+typedef struct CompSpillFrameHeader
 {
 	uint32		magic;
 	uint8		codec;			/* CompSpillCodec of the payload */
@@ -70,43 +83,39 @@ typedef struct CompSpillBlockHeader
 	uint32		raw_len;		/* encoded size */
 	uint32		stored_len;		/* payload size */
 	pg_crc32c	crc;			/* over header (crc = 0) and payload */
-} CompSpillBlockHeader;
+} CompSpillFrameHeader;
 
-#define COMPSPILL_BLOCK_HEADER_SIZE sizeof(CompSpillBlockHeader)
+#define COMPSPILL_FRAME_HEADER_SIZE sizeof(CompSpillFrameHeader)
 
-StaticAssertDecl(sizeof(CompSpillBlockHeader) == 24,
-				 "compspill block header must have no padding");
+StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
+				 "compspill frame header must have no padding");
 
-struct CompSpillRunWriter
+struct CompSpill
 {
+	MemoryContext cxt;			/* owns everything of the spill */
+	TupleDesc	tupdesc;
+	CompSpillSettings set;
+	CompSpillStats *stats;
 	CompSpillFile *file;
 	CompSpillCompressor *comp;
-	CompSpillCodec codec;
-	CompSpillStats *stats;
-	MemoryContext cxt;
-	CompSpillEncoder *enc;
 
+	/* the writer: encoder and scratch live in writecxt */
+	MemoryContext writecxt;
+	Size		block_size;
+	CompSpillEncoder *enc;
 	char	   *scratch;		/* encoded block before compression */
 	Size		scratch_cap;
 
-	/* the run being written */
-	bool		in_run;
-	off_t		start;
-	off_t		end;
-	int64		nrows;
-	int64		nblocks;
+	/* the run being written, or NULL */
+	CompSpillRun *run;
 };
 
 struct CompSpillRunReader
 {
-	CompSpillFile *file;
-	TupleDesc	tupdesc;
-	CompSpillCompressor *comp;
-	CompSpillStats *stats;
+	CompSpill  *sp;
 	MemoryContext cxt;			/* owns the reader and all its buffers */
-	int			natts;
 
-	/* window of the file: rbuf[0 .. rbuf_len) holds bytes at rbuf_off */
+	/* window of the run: rbuf[0 .. rbuf_len) holds bytes at rbuf_off */
 	char	   *rbuf;			/* aligned */
 	Size		rbuf_cap;		/* a multiple of COMPSPILL_ALIGN */
 	Size		rbuf_len;
@@ -116,27 +125,28 @@ struct CompSpillRunReader
 	Size		dbuf_cap;
 
 	/* the run being read */
+	CompSpillRun *run;
+	bool		consume;		/* give extents back as they are passed */
 	off_t		pos;			/* next frame */
-	off_t		end;			/* end of the run */
 
 	/* current block, read row by row */
 	CompSpillDecodedBlock blk;
 };
 
-static void compspill_emit_block(CompSpillRunWriter *w);
-static pg_crc32c compspill_block_crc(const CompSpillBlockHeader *hdr,
+static void compspill_emit_frame(CompSpill *sp);
+static pg_crc32c compspill_frame_crc(const CompSpillFrameHeader *hdr,
 									 const char *payload);
 static const char *compspill_read_window(CompSpillRunReader *r, off_t pos,
 										 Size len);
-static bool compspill_load_block(CompSpillRunReader *r);
-static void compspill_corrupt_block(CompSpillRunReader *r, off_t pos,
+static bool compspill_load_frame(CompSpillRunReader *r);
+static void compspill_corrupt_frame(CompSpillRunReader *r, off_t pos,
 									const char *detail) pg_attribute_noreturn();
 
 /* Compute the checksum of a frame: the header with crc zeroed, then payload */
 static pg_crc32c
-compspill_block_crc(const CompSpillBlockHeader *hdr, const char *payload)
+compspill_frame_crc(const CompSpillFrameHeader *hdr, const char *payload)
 {
-	CompSpillBlockHeader h = *hdr;
+	CompSpillFrameHeader h = *hdr;
 	pg_crc32c	crc;
 
 	h.crc = 0;
@@ -148,102 +158,132 @@ compspill_block_crc(const CompSpillBlockHeader *hdr, const char *payload)
 	return crc;
 }
 
-/* Create a writer of runs into file */
-CompSpillRunWriter *
-CompSpillRunWriterCreate(CompSpillFile *file, TupleDesc tupdesc,
-						 CompSpillCompressor *comp, CompSpillCodec codec,
-						 Size block_size, CompSpillStats *stats)
+/*
+ * Create the spill object of an operation whose rows are of tupdesc: open
+ * its temp file, with extents of extent_size bytes and a write buffer of
+ * write_size bytes, and prepare to write blocks of about block_size bytes.
+ * Everything lives in a new memory context under CurrentMemoryContext.
+ */
+CompSpill *
+CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
+				CompSpillStats *stats, Size block_size, Size write_size,
+				Size extent_size)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
-	CompSpillRunWriter *w;
+	CompSpill  *sp;
 
-	Assert(codec == COMPSPILL_CODEC_NONE || comp != NULL);
-
-	cxt = AllocSetContextCreate(CurrentMemoryContext,
-								"compspill run writer",
-								ALLOCSET_DEFAULT_SIZES);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill spill",
+								ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
-	w = palloc0(sizeof(CompSpillRunWriter));
-	w->file = file;
-	w->comp = comp;
-	w->codec = codec;
-	w->stats = stats;
-	w->cxt = cxt;
-	w->enc = CompSpillEncoderCreate(tupdesc, block_size);
+	sp = palloc0(sizeof(CompSpill));
+	sp->cxt = cxt;
+	sp->tupdesc = tupdesc;
+	sp->set = *set;
+	sp->stats = stats;
+	sp->block_size = block_size;
+	sp->comp = CompSpillCompressorCreate(set->level);
+	stats->codec = set->codec;
+	stats->dio_requested = set->dio;
+	stats->block_size = block_size;
 
-	if (codec != COMPSPILL_CODEC_NONE)
-	{
-		w->scratch_cap = block_size + block_size / 4;
-		w->scratch = palloc_extended(w->scratch_cap, MCXT_ALLOC_HUGE);
-	}
+	/* the file last, so that nothing above can leak it */
+	sp->file = CompSpillFileCreate(set->dio, write_size, extent_size, stats);
 
 	MemoryContextSwitchTo(oldcxt);
-	return w;
+	return sp;
 }
 
-/* Start a new run at the file's current write position */
+/* Use blocks of about block_size bytes from the next run on */
 void
-CompSpillRunBegin(CompSpillRunWriter *w)
+CompSpillSetBlockSize(CompSpill *sp, Size block_size)
 {
-	Assert(!w->in_run);
-	Assert(CompSpillEncoderRows(w->enc) == 0);
-
-	w->in_run = true;
-	w->start = -1;
-	w->end = -1;
-	w->nrows = 0;
-	w->nblocks = 0;
-}
-
-/* Append one row to the current run */
-void
-CompSpillRunPut(CompSpillRunWriter *w, Datum *values, bool *isnull)
-{
-	Assert(w->in_run);
-
-	CompSpillEncoderAdd(w->enc, values, isnull);
-	w->nrows++;
-
-	if (unlikely(CompSpillEncoderIsFull(w->enc)))
-		compspill_emit_block(w);
-}
-
-/* Finish the current run and describe where it lies */
-void
-CompSpillRunEnd(CompSpillRunWriter *w, CompSpillRun *run)
-{
-	Assert(w->in_run);
-
-	compspill_emit_block(w);
-
-	if (w->nblocks == 0)
+	Assert(sp->run == NULL);
+	if (block_size == sp->block_size)
+		return;
+	sp->block_size = block_size;
+	if (sp->writecxt != NULL)
 	{
-		/* an empty run: a zero-length range at the write position */
-		w->start = w->end = CompSpillFileCommit(w->file, 0);
+		MemoryContextDelete(sp->writecxt);
+		sp->writecxt = NULL;
+		sp->enc = NULL;
+		sp->scratch = NULL;
+		sp->scratch_cap = 0;
 	}
+}
 
-	run->start = w->start;
-	run->end = w->end;
-	run->nrows = w->nrows;
-	run->nblocks = w->nblocks;
+/* Start writing a new run, described into *run as it is written */
+void
+CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
+{
+	Assert(sp->run == NULL);
 
-	w->in_run = false;
+	if (sp->writecxt == NULL)
+	{
+		MemoryContext oldcxt;
+
+		sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
+											 ALLOCSET_SMALL_SIZES);
+		oldcxt = MemoryContextSwitchTo(sp->writecxt);
+		sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	Assert(CompSpillEncoderRows(sp->enc) == 0);
+
+	memset(run, 0, sizeof(CompSpillRun));
+	sp->run = run;
+	CompSpillFileBeginStream(sp->file, &run->extents);
+}
+
+/* Append one row to the run being written */
+void
+CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
+{
+	Assert(sp->run != NULL);
+
+	CompSpillEncoderAdd(sp->enc, values, isnull);
+	sp->run->nrows++;
+
+	if (unlikely(CompSpillEncoderIsFull(sp->enc)))
+		compspill_emit_frame(sp);
+}
+
+/* Finish the run being written */
+void
+CompSpillRunEnd(CompSpill *sp)
+{
+	Assert(sp->run != NULL);
+
+	compspill_emit_frame(sp);
+	sp->run->len = CompSpillFileEndStream(sp->file);
+	sp->run = NULL;
 }
 
 /*
- * Frame the encoder's pending rows as one block in the spill file's write
- * buffer, compressed if that pays.
+ * Choose the codec of the next frame.
+ */
+static inline CompSpillCodec
+compspill_frame_codec(CompSpill *sp)
+{
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		return COMPSPILL_CODEC_LZ4;
+	return sp->set.codec;
+}
+
+/*
+ * Frame the encoder's pending rows in the spill file's write buffer,
+ * compressed if that pays.
  */
 static void
-compspill_emit_block(CompSpillRunWriter *w)
+compspill_emit_frame(CompSpill *sp)
 {
-	int			nrows = CompSpillEncoderRows(w->enc);
+	int			nrows = CompSpillEncoderRows(sp->enc);
+	CompSpillCodec codec;
 	Size		rawlen;
 	Size		stored_len;
 	CompSpillCodec stored_codec;
-	CompSpillBlockHeader hdr;
+	CompSpillFrameHeader hdr;
 	char	   *frame;
 	char	   *payload;
 	off_t		offset;
@@ -251,16 +291,17 @@ compspill_emit_block(CompSpillRunWriter *w)
 	if (nrows == 0)
 		return;
 
-	rawlen = CompSpillEncoderSize(w->enc);
-	if (rawlen > PG_UINT32_MAX - COMPSPILL_BLOCK_HEADER_SIZE)
+	rawlen = CompSpillEncoderSize(sp->enc);
+	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
 		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);
 
-	if (w->codec == COMPSPILL_CODEC_NONE)
+	codec = compspill_frame_codec(sp);
+	if (codec == COMPSPILL_CODEC_NONE)
 	{
-		frame = CompSpillFileReserve(w->file,
-									 COMPSPILL_BLOCK_HEADER_SIZE + rawlen);
-		payload = frame + COMPSPILL_BLOCK_HEADER_SIZE;
-		CompSpillEncoderFinish(w->enc, payload);
+		frame = CompSpillFileReserve(sp->file,
+									 COMPSPILL_FRAME_HEADER_SIZE + rawlen);
+		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+		CompSpillEncoderFinish(sp->enc, payload);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
 	}
@@ -269,140 +310,167 @@ compspill_emit_block(CompSpillRunWriter *w)
 		Size		bound;
 		Size		clen;
 
-		if (rawlen > w->scratch_cap)
-		{
-			pfree(w->scratch);
-			w->scratch_cap = Max(rawlen, w->scratch_cap * 2);
-			w->scratch = MemoryContextAllocExtended(w->cxt, w->scratch_cap,
-													MCXT_ALLOC_HUGE);
-		}
-		CompSpillEncoderFinish(w->enc, w->scratch);
+		CompSpillGrowBuffer(sp->writecxt, &sp->scratch, &sp->scratch_cap,
+							rawlen, 0, false);
+		CompSpillEncoderFinish(sp->enc, sp->scratch);
 
 		/* compress straight into the write buffer, behind the header */
-		bound = CompSpillCompressBound(w->comp, rawlen);
-		frame = CompSpillFileReserve(w->file,
-									 COMPSPILL_BLOCK_HEADER_SIZE +
+		bound = CompSpillCompressBound(sp->comp, codec, rawlen);
+		frame = CompSpillFileReserve(sp->file,
+									 COMPSPILL_FRAME_HEADER_SIZE +
 									 Max(bound, rawlen));
-		payload = frame + COMPSPILL_BLOCK_HEADER_SIZE;
-		clen = CompSpillCompress(w->comp, w->scratch, rawlen, payload, bound);
+		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+		clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
+								 payload, bound);
 
 		if (clen > 0 && clen < rawlen)
 		{
 			stored_len = clen;
-			stored_codec = w->codec;
+			stored_codec = codec;
 		}
 		else
 		{
 			/* compression did not pay: store the block as it is */
-			memcpy(payload, w->scratch, rawlen);
+			memcpy(payload, sp->scratch, rawlen);
 			stored_len = rawlen;
 			stored_codec = COMPSPILL_CODEC_NONE;
-			w->stats->blocks_raw++;
+			sp->stats->frames_raw++;
 		}
 	}
 
 	memset(&hdr, 0, sizeof(hdr));
-	hdr.magic = COMPSPILL_BLOCK_MAGIC;
+	hdr.magic = COMPSPILL_FRAME_MAGIC;
 	hdr.codec = (uint8) stored_codec;
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
 	hdr.stored_len = (uint32) stored_len;
-	hdr.crc = compspill_block_crc(&hdr, payload);
+	hdr.crc = compspill_frame_crc(&hdr, payload);
 	memcpy(frame, &hdr, sizeof(hdr));
 
-	offset = CompSpillFileCommit(w->file,
-								 COMPSPILL_BLOCK_HEADER_SIZE + stored_len);
-	if (w->nblocks == 0)
-		w->start = offset;
-	w->end = offset + (off_t) (COMPSPILL_BLOCK_HEADER_SIZE + stored_len);
-	w->nblocks++;
+	offset = CompSpillFileCommit(sp->file,
+								 COMPSPILL_FRAME_HEADER_SIZE + stored_len);
+	(void) offset;
+	sp->run->nframes++;
 
-	w->stats->bytes_raw += rawlen;
-	w->stats->blocks_written++;
+	sp->stats->bytes_raw += rawlen;
+	sp->stats->frames_written++;
+	sp->stats->frames_by_codec[codec]++;
 }
 
-/* Release the writer, its encoder and its buffers */
+/* Give back the space of a run that will not be read again */
 void
-CompSpillRunWriterFree(CompSpillRunWriter *w)
+CompSpillRunRelease(CompSpill *sp, CompSpillRun *run)
 {
-	Assert(!w->in_run);
-	MemoryContextDelete(w->cxt);
+	CompSpillFileRelease(sp->file, &run->extents, PG_INT64_MAX);
 }
 
 /*
- * Estimate the memory held by a run writer and its file's write buffer:
- * the encoder's streams, the scratch buffer and the aligned write buffer.
+ * Free the writer's encoder and buffers and the file's write buffer, for a
+ * phase that only reads; a later run creates them again.
+ */
+void
+CompSpillEndWrites(CompSpill *sp)
+{
+	Assert(sp->run == NULL);
+	if (sp->writecxt != NULL)
+	{
+		MemoryContextDelete(sp->writecxt);
+		sp->writecxt = NULL;
+		sp->enc = NULL;
+		sp->scratch = NULL;
+		sp->scratch_cap = 0;
+	}
+	CompSpillFileEndWrites(sp->file);
+}
+
+/* Close and delete the temp file and free everything the spill holds */
+void
+CompSpillEnd(CompSpill *sp)
+{
+	CompSpillFileClose(sp->file);
+	MemoryContextDelete(sp->cxt);
+}
+
+/*
+ * Return the memory the writer holds now: its encoder and scratch buffer,
+ * and the file's write buffer.
+ */
+int64
+CompSpillWriterHeld(CompSpill *sp)
+{
+	int64		held = CompSpillFileBufferSize(sp->file);
+
+	if (sp->writecxt != NULL)
+		held += MemoryContextMemAllocated(sp->writecxt, true);
+	return held;
+}
+
+/*
+ * Estimate the memory a writer holds for blocks of block_size and writes
+ * of write_size: the encoder's streams, the scratch buffer and the file's
+ * aligned write buffer.
  */
 Size
-CompSpillRunWriterMemory(Size block_size, Size write_size)
+CompSpillWriterMemory(Size block_size, Size write_size)
 {
-	Size		encoder = 2 * block_size;
+	Size		encoder = block_size + block_size / 2;
 	Size		scratch = block_size + block_size / 4;
 	Size		wbuf = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN)) +
 		COMPSPILL_ALIGN;
 
-	return encoder + scratch + wbuf + sizeof(CompSpillRunWriter) + 1024;
+	return encoder + scratch + wbuf + 2048;
 }
 
 /*
- * Create a reader of runs from file, in a memory context of its own so that
- * freeing it releases the decoded block's memory as well.
+ * Create a reader of runs of the spill, in a memory context of its own so
+ * that freeing it releases the decoded block's memory as well; its read
+ * buffer starts at read_size bytes.
  */
 CompSpillRunReader *
-CompSpillRunReaderCreate(CompSpillFile *file, TupleDesc tupdesc,
-						 CompSpillCompressor *comp, Size read_size,
-						 CompSpillStats *stats)
+CompSpillReaderCreate(CompSpill *sp, Size read_size)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
 	CompSpillRunReader *r;
 
-	cxt = AllocSetContextCreate(CurrentMemoryContext,
-								"compspill run reader",
+	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
 								ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
 	r = palloc0(sizeof(CompSpillRunReader));
-	r->file = file;
-	r->tupdesc = tupdesc;
-	r->comp = comp;
-	r->stats = stats;
+	r->sp = sp;
 	r->cxt = cxt;
-	r->natts = tupdesc->natts;
 
-	r->rbuf_cap = COMPSPILL_ALIGN_UP(Max(read_size,
-										 COMPSPILL_MIN_READ_BUFFER));
-	r->rbuf = CompSpillAllocAligned(r->rbuf_cap);
-	r->rbuf_len = 0;
-	r->rbuf_off = 0;
+	r->rbuf_cap = 0;
+	r->rbuf = NULL;
+	CompSpillGrowBuffer(cxt, &r->rbuf, &r->rbuf_cap,
+						COMPSPILL_ALIGN_UP(Max(read_size,
+											   COMPSPILL_MIN_READ_BUFFER)),
+						0, true);
 
-	/* the decompression buffer comes with the first compressed block */
+	/* the decompression buffer comes with the first compressed frame */
 	r->dbuf_cap = 0;
 	r->dbuf = NULL;
 
-	CompSpillDecodedBlockInit(&r->blk, tupdesc);
-	r->pos = r->end = 0;
+	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
 
 	MemoryContextSwitchTo(oldcxt);
 
 	return r;
 }
 
-/* Position the reader at the start of run */
+/*
+ * Position the reader at the start of run; with consume, the run's extents
+ * are given back as the reader moves past them, and the run cannot be read
+ * again.
+ */
 void
-CompSpillRunReaderOpen(CompSpillRunReader *r, const CompSpillRun *run)
+CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 {
-	Assert(run->start <= run->end);
-
-	r->pos = run->start;
-	r->end = run->end;
+	r->run = run;
+	r->consume = consume;
+	r->pos = 0;
 	r->blk.nrows = r->blk.row = 0;
-
-	/*
-	 * The window may still hold bytes of this file region from an earlier
-	 * run; the file's pages are written only once, so they remain good, but
-	 * start afresh anyway rather than rely on that.
-	 */
 	r->rbuf_len = 0;
 	r->rbuf_off = 0;
 }
@@ -412,11 +480,11 @@ CompSpillRunReaderOpen(CompSpillRunReader *r, const CompSpillRun *run)
  * until the next call; return false at the end of the run.
  */
 bool
-CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
+CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 {
 	if (unlikely(!CompSpillDecodeNextRow(&r->blk)))
 	{
-		if (!compspill_load_block(r) || !CompSpillDecodeNextRow(&r->blk))
+		if (!compspill_load_frame(r) || !CompSpillDecodeNextRow(&r->blk))
 			return false;
 	}
 
@@ -427,7 +495,7 @@ CompSpillRunReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 
 /* Release the reader, its buffers and its decoded block */
 void
-CompSpillRunReaderFree(CompSpillRunReader *r)
+CompSpillReaderFree(CompSpillRunReader *r)
 {
 	MemoryContextDelete(r->cxt);
 }
@@ -437,17 +505,17 @@ CompSpillRunReaderFree(CompSpillRunReader *r)
  * stored_size bytes, fixed_size of which are fixed-width values: a read
  * buffer holding one frame and the pages it straddles, the decompression
  * buffer when blocks are compressed, the fixed-width arrays rebuilt from
- * their byte planes, and one decoded row.
+ * their byte planes, one decoded row and the contexts' own overhead.
  */
 Size
-CompSpillRunReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
+CompSpillReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
 {
 	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
 											  COMPSPILL_MIN_READ_BUFFER)) +
 		2 * COMPSPILL_ALIGN;
 	Size		dbuf = stored_size < raw_size ? raw_size : 0;
 
-	return rbuf + dbuf + fixed_size + sizeof(CompSpillRunReader) + 4096;
+	return rbuf + dbuf + fixed_size + 4096;
 }
 
 /*
@@ -478,8 +546,8 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 	 * always covering the whole span asked for.
 	 */
 	want = Max(r->rbuf_cap, COMPSPILL_ALIGN_UP(span));
-	if (r->end > start)
-		want = Min(want, COMPSPILL_ALIGN_UP((Size) (r->end - start)));
+	if (r->run->len > start)
+		want = Min(want, COMPSPILL_ALIGN_UP((Size) (r->run->len - start)));
 	want = Max(want, COMPSPILL_ALIGN_UP(span));
 
 	/*
@@ -491,42 +559,36 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 		start < r->rbuf_off + (off_t) r->rbuf_len)
 		keep = r->rbuf_len - (Size) (start - r->rbuf_off);
 
-	if (want > r->rbuf_cap)
-	{
-		/* a frame bigger than the buffer: grow it */
-		char	   *newbuf;
-		MemoryContext oldcxt = MemoryContextSwitchTo(r->cxt);
-
-		newbuf = CompSpillAllocAligned(want);
-		MemoryContextSwitchTo(oldcxt);
-		if (keep > 0)
-			memcpy(newbuf, r->rbuf + (start - r->rbuf_off), keep);
-		CompSpillFreeAligned(r->rbuf);
-		r->rbuf = newbuf;
-		r->rbuf_cap = want;
-	}
-	else if (keep > 0 && start > r->rbuf_off)
+	if (keep > 0 && start > r->rbuf_off)
 		memmove(r->rbuf, r->rbuf + (start - r->rbuf_off), keep);
+
+	/* a frame bigger than the buffer: grow it */
+	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, want, keep, true);
 
 	Assert(keep < want);
 	need = span > keep ? span - keep : 0;
-	got = CompSpillFileRead(r->file, start + (off_t) keep, r->rbuf + keep,
+	got = CompSpillFileRead(r->sp->file, &r->run->extents,
+							start + (off_t) keep, r->rbuf + keep,
 							want - keep, need);
 
 	r->rbuf_off = start;
 	r->rbuf_len = keep + got;
+
+	/* nothing below the window is read again */
+	if (r->consume)
+		CompSpillFileRelease(r->sp->file, &r->run->extents, start);
 
 	return r->rbuf + (pos - start);
 }
 
 /* Report the block at pos as corrupt, detail saying how */
 static void
-compspill_corrupt_block(CompSpillRunReader *r, off_t pos, const char *detail)
+compspill_corrupt_frame(CompSpillRunReader *r, off_t pos, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("corrupt block in compspill temporary file \"%s\" at offset %lld",
-					CompSpillFileName(r->file), (long long) pos),
+					CompSpillFileName(r->sp->file), (long long) pos),
 			 errdetail("%s", detail)));
 	pg_unreachable();
 }
@@ -536,9 +598,9 @@ compspill_corrupt_block(CompSpillRunReader *r, off_t pos, const char *detail)
  * false at the run's end.
  */
 static bool
-compspill_load_block(CompSpillRunReader *r)
+compspill_load_frame(CompSpillRunReader *r)
 {
-	CompSpillBlockHeader hdr;
+	CompSpillFrameHeader hdr;
 	const char *frame;
 	const char *payload;
 	const char *raw;
@@ -546,48 +608,52 @@ compspill_load_block(CompSpillRunReader *r)
 	pg_crc32c	crc;
 	off_t		pos = r->pos;
 
-	if (pos >= r->end)
+	if (pos >= r->run->len)
+	{
+		if (r->consume)
+			CompSpillFileRelease(r->sp->file, &r->run->extents, PG_INT64_MAX);
 		return false;
+	}
 
-	if ((Size) (r->end - pos) < COMPSPILL_BLOCK_HEADER_SIZE)
-		compspill_corrupt_block(r, pos,
-								psprintf("Only %lld bytes remain in the run, fewer than a block header.",
-										 (long long) (r->end - pos)));
+	if ((Size) (r->run->len - pos) < COMPSPILL_FRAME_HEADER_SIZE)
+		compspill_corrupt_frame(r, pos,
+								psprintf("Only %lld bytes remain in the run, fewer than a frame header.",
+										 (long long) (r->run->len - pos)));
 
-	frame = compspill_read_window(r, pos, COMPSPILL_BLOCK_HEADER_SIZE);
+	frame = compspill_read_window(r, pos, COMPSPILL_FRAME_HEADER_SIZE);
 	memcpy(&hdr, frame, sizeof(hdr));
 
-	if (hdr.magic != COMPSPILL_BLOCK_MAGIC)
-		compspill_corrupt_block(r, pos,
+	if (hdr.magic != COMPSPILL_FRAME_MAGIC)
+		compspill_corrupt_frame(r, pos,
 								psprintf("Bad block magic number %08X, expected %08X.",
-										 hdr.magic, COMPSPILL_BLOCK_MAGIC));
+										 hdr.magic, COMPSPILL_FRAME_MAGIC));
 	if (hdr.codec != COMPSPILL_CODEC_NONE &&
 		hdr.codec != COMPSPILL_CODEC_LZ4 &&
 		hdr.codec != COMPSPILL_CODEC_ZSTD)
-		compspill_corrupt_block(r, pos,
-								psprintf("Unknown codec %u in block header.",
+		compspill_corrupt_frame(r, pos,
+								psprintf("Unknown codec %u in frame header.",
 										 hdr.codec));
 	if (hdr.nrows == 0 || hdr.nrows > (uint32) PG_INT32_MAX)
-		compspill_corrupt_block(r, pos,
-								psprintf("Invalid row count %u in block header.",
+		compspill_corrupt_frame(r, pos,
+								psprintf("Invalid row count %u in frame header.",
 										 hdr.nrows));
-	if (hdr.stored_len > (Size) (r->end - pos) - COMPSPILL_BLOCK_HEADER_SIZE)
-		compspill_corrupt_block(r, pos,
+	if (hdr.stored_len > (Size) (r->run->len - pos) - COMPSPILL_FRAME_HEADER_SIZE)
+		compspill_corrupt_frame(r, pos,
 								psprintf("Block payload of %u bytes runs past the end of the run at offset %lld.",
-										 hdr.stored_len, (long long) r->end));
+										 hdr.stored_len, (long long) r->run->len));
 	if (hdr.codec == COMPSPILL_CODEC_NONE && hdr.raw_len != hdr.stored_len)
-		compspill_corrupt_block(r, pos,
+		compspill_corrupt_frame(r, pos,
 								psprintf("Uncompressed block has raw size %u but stored size %u.",
 										 hdr.raw_len, hdr.stored_len));
 
 	/* the whole frame; the header may have been read on its own */
 	frame = compspill_read_window(r, pos,
-								  COMPSPILL_BLOCK_HEADER_SIZE + hdr.stored_len);
-	payload = frame + COMPSPILL_BLOCK_HEADER_SIZE;
+								  COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
+	payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
 
-	crc = compspill_block_crc(&hdr, payload);
+	crc = compspill_frame_crc(&hdr, payload);
 	if (!EQ_CRC32C(crc, hdr.crc))
-		compspill_corrupt_block(r, pos,
+		compspill_corrupt_frame(r, pos,
 								psprintf("Block checksum mismatch: stored %08X, computed %08X.",
 										 hdr.crc, crc));
 
@@ -595,40 +661,29 @@ compspill_load_block(CompSpillRunReader *r)
 		raw = payload;
 	else
 	{
-		if (r->comp == NULL)
-			elog(ERROR, "compspill run reader has no decompressor for %s block",
-				 CompSpillCodecName((CompSpillCodec) hdr.codec));
+		/* the header passed its checksum, so the size is genuine */
+		CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, hdr.raw_len, 0,
+							false);
 
-		if (hdr.raw_len > r->dbuf_cap)
-		{
-			/* the header passed its checksum, so the size is genuine */
-			if (r->dbuf != NULL)
-				pfree(r->dbuf);
-			r->dbuf = NULL;
-			r->dbuf_cap = Max((Size) hdr.raw_len, r->dbuf_cap * 2);
-			r->dbuf = MemoryContextAllocExtended(r->cxt, r->dbuf_cap,
-												 MCXT_ALLOC_HUGE);
-		}
-
-		if (!CompSpillDecompress(r->comp, (CompSpillCodec) hdr.codec,
+		if (!CompSpillDecompress(r->sp->comp, (CompSpillCodec) hdr.codec,
 								 payload, hdr.stored_len,
 								 r->dbuf, hdr.raw_len, &detail))
-			compspill_corrupt_block(r, pos, detail ? detail :
+			compspill_corrupt_frame(r, pos, detail ? detail :
 									"The block could not be decompressed.");
 		raw = r->dbuf;
 	}
 
 	detail = NULL;
-	if (!CompSpillDecodeBlock(&r->blk, r->tupdesc, raw, hdr.raw_len,
+	if (!CompSpillDecodeBlock(&r->blk, r->sp->tupdesc, raw, hdr.raw_len,
 							  (int) hdr.nrows, &detail))
-		compspill_corrupt_block(r, pos, detail ? detail :
+		compspill_corrupt_frame(r, pos, detail ? detail :
 								"The block could not be decoded.");
 
 	if (r->blk.nrows != (int) hdr.nrows)
 		elog(ERROR, "compspill block decoder returned %d rows, expected %u",
 			 r->blk.nrows, hdr.nrows);
 
-	r->pos = pos + (off_t) (COMPSPILL_BLOCK_HEADER_SIZE + hdr.stored_len);
+	r->pos = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
 
 	return true;
 }

@@ -15,24 +15,27 @@
  * If every row fits, the array is quicksorted with SortSupport and the rows
  * are handed out in place: no disk, the same work native sort does.
  *
- * When memory runs out, the array is sorted and written out as a run: the
- * rows are deformed and passed, column values and all, to the run writer,
- * which encodes them column-wise into compressed blocks (run.c,
- * blockcodec.c).  The tuple memory is then reset and the next run begins.
- * All runs go to one temp file, one after another.
+ * Memory is measured, not estimated: what counts against work_mem is what
+ * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
+ * array, spill buffers and merge inputs alike.  The tuple context's blocks
+ * are capped at a sixteenth of work_mem and a run is cut while a whole
+ * block still fits, so a new block never takes the sort past work_mem.
+ * The run writer's buffers are reserved from the start, so that the first
+ * spill does not put them on top of a full work_mem: their full size when
+ * the plan expects the sort to spill, a small writer's otherwise.
  *
- * At the end the runs are merged with a binary heap over one reader per
- * run.  A reader costs a read buffer, a decompression buffer and one
- * decoded block, so the fan-in is what work_mem allows after the writer's
- * share.  While there are more runs than the fan-in, groups of runs are
- * merged into new, longer runs appended to the same file (one merge pass
- * each round, the first one merging only as many runs as needed to bring
- * the count down to the fan-in).  The last merge streams its rows to the
- * caller: each row is copied, as Datums pointing into the reader's decoded
- * block, into a virtual slot; the reader only moves on when the next row
- * is asked for, so those pointers stay valid as long as the slot's contents
- * must.
+ * When memory runs out, the array is sorted and written out as a run
+ * through the operation's spill object (run.c): each row is deformed once
+ * and its datums go to the block encoder, which lays them out column by
+ * column in compressed frames.  The tuple memory is then reset and the
+ * next run begins.  The block size is chosen at the first spill from the
+ * number of runs the sort is expected to make (the plan's row estimate
+ * over the rows of the first run), so that the final merge can read all of
+ * them at once: a merge input costs about two blocks, and many small
+ * blocks merged in one pass cost less than large ones written twice.
  *
+ * At the end the runs are merged (merge.c) and the rows returned in a
+ * virtual slot whose datums point into the merge inputs' decoded blocks.
  * Merges compare the full values: abbreviated keys are not stored in the
  * runs, so abbreviation is switched off once the runs are written, as
  * tuplesort does.
@@ -47,10 +50,11 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "compspill.h"
 #include "executor/tuptable.h"
-#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
@@ -59,12 +63,12 @@
 #define COMPSPILL_INITIAL_MEMTUPSIZE \
 	Max(1024, ALLOCSET_SEPARATE_THRESHOLD / sizeof(CompSpillSortTuple) + 1)
 
-/* fewest runs a merge reads at once, whatever work_mem says, as tuplesort */
-#define COMPSPILL_MIN_FANIN			6
+/* fewest rows a run is cut at, whatever the fixed costs of the sort */
+#define COMPSPILL_MIN_RUN_ROWS		64
 
 /* smallest block and write buffer the sorter will use */
-#define COMPSPILL_MIN_BLOCK_SIZE	(8 * 1024)
-#define COMPSPILL_MIN_WRITE_SIZE	(16 * 1024)
+#define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
+#define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
 
 typedef struct CompSpillSortTuple
 {
@@ -87,17 +91,23 @@ struct CompSpillSorter
 	MemoryContext tuplecxt;		/* tuples of the run being loaded */
 	TupleDesc	tupdesc;
 	int			natts;
+	CompSpillSettings settings; /* captured at executor start */
+	double		est_rows;		/* the plan's estimate of the input */
+	int			est_width;
 
 	/* sort keys */
 	int			nkeys;
 	SortSupport ssup;			/* nkeys entries */
 	AttrNumber	attno1;			/* first key's attribute number */
 
-	/* memory accounting, in bytes */
-	int64		allowed_mem;
-	int64		avail_mem;
-	int64		tuple_mem;		/* charged for the tuples now loaded */
-	int64		peak_mem;
+	/* memory, in bytes, measured on the contexts */
+	int64		allowed_mem;	/* work_mem */
+	int64		tuple_block;	/* largest block of the tuple context */
+	int64		other_mem;		/* all but the tuple context, with the
+								 * writer's reservation */
+	int64		writer_reserve; /* reserved for a writer not yet created */
+	Size		block_size;		/* what the writer will use */
+	Size		write_size;
 
 	/* rows in memory */
 	CompSpillSortTuple *memtuples;
@@ -108,30 +118,14 @@ struct CompSpillSorter
 	int			current;		/* next row to return when in memory */
 
 	/* spilling */
-	bool		spilled;
-	Size		block_size;
-	Size		write_size;
-	CompSpillFile *file;
-	CompSpillCompressor *comp;
-	CompSpillRunWriter *writer;
+	CompSpill  *spill;
 	CompSpillRun *runs;
 	int			nruns;
 	int			runs_cap;
 	CompSpillStats stats;
 
 	/* merging */
-	Size		read_size;		/* a reader's initial read buffer */
-	int64		writer_charge;	/* memory charged for the run writer */
-	int64		reader_mem;		/* memory one merge input takes */
-	int			fanin;			/* inputs of an intermediate merge */
-	int			final_fanin;	/* inputs of the final merge */
-	int			nreaders;		/* readers created so far */
-	CompSpillRunReader **readers;
-	Datum	  **cur_values;		/* current row of each input */
-	bool	  **cur_isnull;
-	binaryheap *heap;			/* inputs by their current row */
-	int			final_nruns;	/* runs feeding the final merge */
-	int			last_input;		/* input of the last row returned, or -1 */
+	CompSpillMerge *merge;
 
 	TupleTableSlot *minslot;	/* rows of the in-memory sort */
 	TupleTableSlot *virtslot;	/* rows of the final merge */
@@ -264,14 +258,49 @@ compspill_sort_memtuples(CompSpillSorter *s)
 }
 
 /*
- * Charge memory, keeping track of the peak.
+ * Measure what the sort's contexts hold now, and keep the peak.
  */
-static inline void
-compspill_use_mem(CompSpillSorter *s, int64 amount)
+static int64
+compspill_measure(CompSpillSorter *s)
 {
-	s->avail_mem -= amount;
-	if (s->allowed_mem - s->avail_mem > s->peak_mem)
-		s->peak_mem = s->allowed_mem - s->avail_mem;
+	int64		held = MemoryContextMemAllocated(s->maincxt, true);
+
+	if (held > s->stats.peak_mem)
+		s->stats.peak_mem = held;
+	return held;
+}
+
+/* compspill_measure for the merge, which knows the sort only as arg */
+static int64
+compspill_measure_cb(void *arg)
+{
+	return compspill_measure((CompSpillSorter *) arg);
+}
+
+/*
+ * Measure again what the sort holds besides its tuples, with the writer's
+ * reservation while the writer does not exist.
+ */
+static void
+compspill_remeasure(CompSpillSorter *s)
+{
+	s->other_mem = compspill_measure(s) - (int64) s->tuplecxt->mem_allocated +
+		s->writer_reserve;
+}
+
+/*
+ * Is there no room for another block of tuples?  A run holds at least a
+ * few rows, or an eighth of work_mem of them, whatever the fixed costs, so
+ * that a sort always makes progress.
+ */
+static inline bool
+compspill_memory_full(CompSpillSorter *s)
+{
+	int64		tuples = (int64) s->tuplecxt->mem_allocated;
+
+	return tuples + s->other_mem > s->allowed_mem - s->tuple_block &&
+		(s->memtupcount >= COMPSPILL_MIN_RUN_ROWS ||
+		 tuples >= s->allowed_mem / 8);
 }
 
 /*
@@ -299,7 +328,7 @@ compspill_consider_abort(CompSpillSorter *s)
 	SortSupport ssup = s->ssup;
 	int			i;
 
-	if (ssup->abbrev_converter == NULL || s->spilled ||
+	if (ssup->abbrev_converter == NULL || s->spill != NULL ||
 		s->memtupcount < s->abbrev_next)
 		return;
 
@@ -332,32 +361,38 @@ compspill_disable_abbrev(CompSpillSorter *s)
 }
 
 /*
- * Start a sort of rows of tupdesc on the given keys within work_mem_kb.
+ * Start a sort of rows of tupdesc on the given keys within work_mem_kb,
+ * spilling with the given settings.
  */
 CompSpillSorter *
 CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
-					 int work_mem_kb)
+					 int work_mem_kb, const CompSpillSettings *set)
 {
 	MemoryContext maincxt;
 	MemoryContext oldcxt;
 	CompSpillSorter *s;
+	int64		expected;
 	int			k;
 
 	maincxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill sort",
-									ALLOCSET_DEFAULT_SIZES);
+									ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(maincxt);
 
 	s = palloc0(sizeof(CompSpillSorter));
 	s->status = COMPSPILL_LOADING;
 	s->maincxt = maincxt;
-	s->tuplecxt = GenerationContextCreate(maincxt, "CompSpill sort tuples",
-										  ALLOCSET_DEFAULT_SIZES);
 	s->tupdesc = tupdesc;
 	s->natts = tupdesc->natts;
-	s->last_input = -1;
+	s->settings = *set;
+	s->est_rows = spec->est_rows;
+	s->est_width = spec->est_width;
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
-	s->avail_mem = s->allowed_mem;
+	s->tuple_block = Min(Max(s->allowed_mem / 16, 4096),
+						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
+	s->tuplecxt = GenerationContextCreate(maincxt, "CompSpill sort tuples",
+										  0, Min(s->tuple_block, 8192),
+										  s->tuple_block);
 
 	s->nkeys = spec->nkeys;
 	s->ssup = palloc0(sizeof(SortSupportData) * spec->nkeys);
@@ -375,27 +410,41 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->attno1 = spec->nkeys > 0 ? spec->attnums[0] : 1;
 	s->abbrev_next = 10;
 
-	s->memtupsize = COMPSPILL_INITIAL_MEMTUPSIZE;
+	/* the initial array takes at most an eighth of work_mem */
+	s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
+						s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
 	s->growmemtuples = true;
 	s->memtuples = palloc(sizeof(CompSpillSortTuple) * s->memtupsize);
-	compspill_use_mem(s, GetMemoryChunkSpace(s->memtuples));
 
-	/* block and write sizes shrink with a small work_mem */
-	s->block_size = Min((Size) compspill_block_size * 1024,
-						(Size) s->allowed_mem / 16);
+	/*
+	 * Reserve the writer: full size when the plan expects the rows not to
+	 * fit (a row in memory costs its width and about 64 bytes of headers
+	 * and SortTuple), a small one otherwise.
+	 */
+	expected = (int64) (s->est_rows * (s->est_width + 64.0));
+	if (expected > s->allowed_mem)
+	{
+		s->block_size = Min(set->block_size, (Size) s->allowed_mem / 16);
+		s->write_size = Min(set->write_size, (Size) s->allowed_mem / 16);
+	}
+	else
+	{
+		s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
+		s->write_size = COMPSPILL_MIN_WRITE_SIZE;
+	}
 	s->block_size = Max(s->block_size, COMPSPILL_MIN_BLOCK_SIZE);
-	s->write_size = Min((Size) compspill_write_size * 1024,
-						(Size) s->allowed_mem / 16);
 	s->write_size = COMPSPILL_ALIGN_UP(Max(s->write_size,
 										   COMPSPILL_MIN_WRITE_SIZE));
+	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
 
-	s->stats.codec = (CompSpillCodec) compspill_codec;
-	s->stats.dio_requested = compspill_enable_dio;
+	s->stats.codec = set->codec;
+	s->stats.dio_requested = set->dio;
 
 	s->minslot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
 	s->virtslot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsVirtual);
 
 	MemoryContextSwitchTo(oldcxt);
+	compspill_remeasure(s);
 	return s;
 }
 
@@ -415,7 +464,8 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	oldspace = GetMemoryChunkSpace(s->memtuples);
 
 	/* the new array must fit in what is left, with room for some tuples */
-	if (s->avail_mem < oldspace * 2 ||
+	if ((int64) s->tuplecxt->mem_allocated + s->other_mem + 2 * oldspace >
+		s->allowed_mem - s->tuple_block ||
 		newsize * sizeof(CompSpillSortTuple) >= MaxAllocHugeSize)
 	{
 		s->growmemtuples = false;
@@ -425,57 +475,62 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	s->memtuples = repalloc_huge(s->memtuples,
 								 newsize * sizeof(CompSpillSortTuple));
 	s->memtupsize = (int) newsize;
-	compspill_use_mem(s, GetMemoryChunkSpace(s->memtuples) - oldspace);
+	compspill_remeasure(s);
 	return true;
 }
 
 /*
- * Open the spill file and the run writer, charging their buffers.
+ * Choose the block size from the number of runs the sort is expected to
+ * make, now that the first run's row count is known, and create the spill
+ * object in the memory reserved for it.
  */
 static void
 compspill_start_spill(CompSpillSorter *s)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
-	int64		writer_mem;
+	double		expected_runs = 0;
+	Size		extent_size;
 
-	s->file = CompSpillFileCreate(compspill_enable_dio, s->write_size,
-								  &s->stats);
-	s->comp = CompSpillCompressorCreate(s->stats.codec,
-										compspill_compression_level);
-	s->writer = CompSpillRunWriterCreate(s->file, s->tupdesc, s->comp,
-										 s->stats.codec, s->block_size,
-										 &s->stats);
+	if (s->est_rows > 0 && s->memtupcount > 0)
+		expected_runs = ceil(s->est_rows / s->memtupcount);
+	if (expected_runs > 1)
+	{
+		/* a merge input takes about two blocks and a page of slack */
+		double		per_input = (double) s->allowed_mem / expected_runs;
+		double		block = (per_input - 3 * COMPSPILL_ALIGN) / 2.25;
+		Size		b;
+
+		b = (Size) Max(block, (double) COMPSPILL_MIN_BLOCK_SIZE);
+		b = Min(b, s->block_size);
+		s->block_size = TYPEALIGN(1024, b);
+	}
+
+	/* extents: a sixty-fourth of work_mem, at least a page, at most 256kB */
+	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 64,
+										   (Size) 256 * 1024));
+	extent_size = Max(extent_size, COMPSPILL_ALIGN);
+
+	s->spill = CompSpillCreate(s->tupdesc, &s->settings, &s->stats,
+							   s->block_size, s->write_size, extent_size);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
-	s->spilled = true;
-
-	/*
-	 * Charge the writer's buffers, unless with the SortTuple array they
-	 * would take all of work_mem (a tiny work_mem), as tuplesort does with
-	 * its tape buffers.
-	 */
-	writer_mem = CompSpillRunWriterMemory(s->block_size, s->write_size);
-	if (writer_mem + (int64) GetMemoryChunkSpace(s->memtuples) < s->allowed_mem)
-	{
-		s->writer_charge = writer_mem;
-		compspill_use_mem(s, writer_mem);
-	}
+	s->writer_reserve = 0;
 
 	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
- * Append a finished run to the list of runs.
+ * Make room for one more run in the list of runs.
  */
-static void
-compspill_add_run(CompSpillSorter *s, const CompSpillRun *run)
+static CompSpillRun *
+compspill_new_run(CompSpillSorter *s)
 {
 	if (s->nruns >= s->runs_cap)
 	{
 		s->runs_cap *= 2;
 		s->runs = repalloc(s->runs, sizeof(CompSpillRun) * s->runs_cap);
 	}
-	s->runs[s->nruns++] = *run;
+	return &s->runs[s->nruns++];
 }
 
 /*
@@ -484,15 +539,14 @@ compspill_add_run(CompSpillSorter *s, const CompSpillRun *run)
 static void
 compspill_dump_run(CompSpillSorter *s)
 {
-	CompSpillRun run;
 	int			i;
 
-	if (!s->spilled)
+	if (s->spill == NULL)
 		compspill_start_spill(s);
 
 	compspill_sort_memtuples(s);
 
-	CompSpillRunBegin(s->writer);
+	CompSpillRunBegin(s->spill, compspill_new_run(s));
 	for (i = 0; i < s->memtupcount; i++)
 	{
 		MinimalTuple tup = s->memtuples[i].tuple;
@@ -500,21 +554,20 @@ compspill_dump_run(CompSpillSorter *s)
 		CHECK_FOR_INTERRUPTS();
 		ExecStoreMinimalTuple(tup, s->minslot, false);
 		slot_getallattrs(s->minslot);
-		CompSpillRunPut(s->writer, s->minslot->tts_values,
+		CompSpillRunPut(s->spill, s->minslot->tts_values,
 						s->minslot->tts_isnull);
 		s->stats.bytes_in += tup->t_len;
 	}
 	ExecClearTuple(s->minslot);
-	CompSpillRunEnd(s->writer, &run);
+	CompSpillRunEnd(s->spill);
 
 	s->stats.rows_spilled += s->memtupcount;
-	compspill_add_run(s, &run);
 	s->stats.nruns = s->nruns;
 
+	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
+	compspill_remeasure(s);
 	MemoryContextReset(s->tuplecxt);
-	s->avail_mem += s->tuple_mem;
-	s->tuple_mem = 0;
 }
 
 /*
@@ -525,7 +578,6 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 {
 	MemoryContext oldcxt;
 	CompSpillSortTuple *stup;
-	int64		space;
 
 	Assert(s->status == COMPSPILL_LOADING);
 
@@ -536,234 +588,17 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
 	stup->tuple = ExecCopySlotMinimalTuple(slot);
 	MemoryContextSwitchTo(oldcxt);
-	space = GetMemoryChunkSpace(stup->tuple);
-	s->tuple_mem += space;
-	compspill_use_mem(s, space);
 	compspill_set_datum1(s, stup);
 	s->memtupcount++;
 
 	compspill_consider_abort(s);
 
-	if (s->avail_mem < 0)
+	if (compspill_memory_full(s))
 		compspill_dump_run(s);
 }
 
 /*
- * Compare the current rows of two merge inputs; binaryheap keeps the
- * largest first, so the order is reversed.
- */
-static int
-compspill_heap_cmp(Datum a, Datum b, void *arg)
-{
-	CompSpillSorter *s = (CompSpillSorter *) arg;
-	int			ia = DatumGetInt32(a);
-	int			ib = DatumGetInt32(b);
-	Datum	   *va = s->cur_values[ia];
-	Datum	   *vb = s->cur_values[ib];
-	bool	   *na = s->cur_isnull[ia];
-	bool	   *nb = s->cur_isnull[ib];
-	int			k;
-
-	for (k = 0; k < s->nkeys; k++)
-	{
-		SortSupport ssup = &s->ssup[k];
-		int			col = ssup->ssup_attno - 1;
-		int			cmp = ApplySortComparator(va[col], na[col],
-											  vb[col], nb[col], ssup);
-
-		if (cmp != 0)
-			return -cmp;
-	}
-	return 0;
-}
-
-/*
- * Make sure n readers exist.
- */
-static void
-compspill_ensure_readers(CompSpillSorter *s, int n)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
-
-	while (s->nreaders < n)
-		s->readers[s->nreaders++] =
-			CompSpillRunReaderCreate(s->file, s->tupdesc, s->comp,
-									 s->read_size, &s->stats);
-	MemoryContextSwitchTo(oldcxt);
-}
-
-/*
- * Open readers on runs[0..n) and fill the heap with their first rows.
- */
-static void
-compspill_start_merge(CompSpillSorter *s, CompSpillRun *runs, int n)
-{
-	int			i;
-
-	compspill_ensure_readers(s, n);
-	binaryheap_reset(s->heap);
-	for (i = 0; i < n; i++)
-	{
-		CompSpillRunReaderOpen(s->readers[i], &runs[i]);
-		if (CompSpillRunReaderNext(s->readers[i], &s->cur_values[i],
-								   &s->cur_isnull[i]))
-			binaryheap_add_unordered(s->heap, Int32GetDatum(i));
-	}
-	binaryheap_build(s->heap);
-	s->last_input = -1;
-}
-
-/*
- * Move the input at the top of the heap to its next row; return the input
- * that now has the smallest row, or -1 when all are done.
- */
-static inline int
-compspill_advance_top(CompSpillSorter *s)
-{
-	int			top = DatumGetInt32(binaryheap_first(s->heap));
-
-	if (CompSpillRunReaderNext(s->readers[top], &s->cur_values[top],
-							   &s->cur_isnull[top]))
-		binaryheap_replace_first(s->heap, Int32GetDatum(top));
-	else
-		(void) binaryheap_remove_first(s->heap);
-
-	if (binaryheap_empty(s->heap))
-		return -1;
-	return DatumGetInt32(binaryheap_first(s->heap));
-}
-
-/*
- * Merge runs[0..n) into one new run appended to the file.
- */
-static void
-compspill_merge_into_run(CompSpillSorter *s, CompSpillRun *runs, int n,
-						 CompSpillRun *out)
-{
-	int			top;
-
-	compspill_start_merge(s, runs, n);
-	CompSpillRunBegin(s->writer);
-	top = binaryheap_empty(s->heap) ? -1 :
-		DatumGetInt32(binaryheap_first(s->heap));
-	while (top >= 0)
-	{
-		CHECK_FOR_INTERRUPTS();
-		CompSpillRunPut(s->writer, s->cur_values[top], s->cur_isnull[top]);
-		top = compspill_advance_top(s);
-	}
-	CompSpillRunEnd(s->writer, out);
-}
-
-/*
- * Size the merges: how many inputs fit in work_mem, next to the writer for
- * an intermediate merge, and on their own for the final one, which writes
- * nothing.
- *
- * An input holds one stored block, its decompressed form and its
- * fixed-width columns' arrays, so its cost follows from the blocks actually
- * written: their average raw and stored sizes and rows, with an eighth more
- * for the blocks above average.
- */
-static void
-compspill_plan_merge(CompSpillSorter *s)
-{
-	int64		nblocks = Max(s->stats.blocks_written, 1);
-	Size		raw_size = s->stats.bytes_raw / nblocks;
-	Size		stored_size = s->stats.bytes_written_runs / nblocks;
-	int64		writer_mem = CompSpillRunWriterMemory(s->block_size,
-													  s->write_size);
-	Size		fixed_size = 0;
-	int			maxinputs = Max(s->nruns, 2);
-
-	/* fixed-width columns are rebuilt from byte planes into their own array */
-	for (int a = 0; a < s->natts; a++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(s->tupdesc, a);
-
-		if (attr->attlen > 1)
-			fixed_size += attr->attlen;
-	}
-	fixed_size *= s->stats.rows_spilled / nblocks + 1;
-
-	raw_size += raw_size / 8;
-	stored_size += stored_size / 8;
-	s->read_size = stored_size;
-	s->reader_mem = Max(CompSpillRunReaderMemory(raw_size, stored_size,
-												 fixed_size), 1);
-
-	s->fanin = (int) Max((s->allowed_mem - writer_mem) / s->reader_mem,
-						 COMPSPILL_MIN_FANIN);
-	s->fanin = Min(s->fanin, maxinputs);
-	s->final_fanin = (int) Max(s->allowed_mem / s->reader_mem,
-							   COMPSPILL_MIN_FANIN);
-	s->final_fanin = Min(Max(s->final_fanin, s->fanin), maxinputs);
-
-	s->readers = palloc0(sizeof(CompSpillRunReader *) * s->final_fanin);
-	s->cur_values = palloc0(sizeof(Datum *) * s->final_fanin);
-	s->cur_isnull = palloc0(sizeof(bool *) * s->final_fanin);
-	s->heap = binaryheap_allocate(s->final_fanin, compspill_heap_cmp, s);
-}
-
-/*
- * Merge runs in passes until the final merge can read all of them at once.
- */
-static void
-compspill_merge_passes(CompSpillSorter *s)
-{
-	if (s->nruns > s->final_fanin)
-		compspill_use_mem(s, (int64) s->fanin * s->reader_mem);
-
-	while (s->nruns > s->final_fanin)
-	{
-		CompSpillRun *next;
-		int			nnext = 0;
-		int			i = 0;
-		int			excess = s->nruns - s->final_fanin;
-
-		next = palloc(sizeof(CompSpillRun) * s->nruns);
-
-		/*
-		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
-		 * the count down to the final fan-in, merge only as many runs as that
-		 * takes; otherwise merge everything in groups of the fan-in.
-		 */
-		if (excess < s->fanin)
-		{
-			compspill_merge_into_run(s, s->runs, excess + 1, &next[nnext++]);
-			for (i = excess + 1; i < s->nruns; i++)
-				next[nnext++] = s->runs[i];
-		}
-		else
-		{
-			while (i < s->nruns)
-			{
-				int			n = Min(s->fanin, s->nruns - i);
-
-				if (n == 1)
-					next[nnext++] = s->runs[i];
-				else
-					compspill_merge_into_run(s, &s->runs[i], n,
-											 &next[nnext++]);
-				i += n;
-			}
-		}
-
-		CompSpillFileFlush(s->file);
-		pfree(s->runs);
-		s->runs = next;
-		s->nruns = nnext;
-		s->runs_cap = s->nruns;
-		s->stats.merge_passes++;
-	}
-
-	if (s->stats.merge_passes > 0)
-		s->avail_mem += (int64) s->fanin * s->reader_mem;
-}
-
-/*
- * All rows are in: sort them in memory, or write the last run and prepare
- * the final merge.
+ * All rows are in: sort them in memory, or write the last run and merge.
  */
 void
 CompSpillSorterFinish(CompSpillSorter *s)
@@ -772,21 +607,20 @@ CompSpillSorterFinish(CompSpillSorter *s)
 
 	Assert(s->status == COMPSPILL_LOADING);
 
-	if (!s->spilled)
+	if (s->spill == NULL)
 	{
 		compspill_sort_memtuples(s);
 		s->current = 0;
 		s->status = COMPSPILL_SORTED_IN_MEMORY;
+		compspill_measure(s);
 		return;
 	}
 
 	if (s->memtupcount > 0)
 		compspill_dump_run(s);
-	CompSpillFileFlush(s->file);
 	s->stats.bytes_written_runs = s->stats.bytes_written;
 
 	/* the array is not needed any more; its memory goes to the readers */
-	s->avail_mem += GetMemoryChunkSpace(s->memtuples);
 	pfree(s->memtuples);
 	s->memtuples = NULL;
 	s->memtupsize = 0;
@@ -795,22 +629,12 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	compspill_disable_abbrev(s);
 
 	oldcxt = MemoryContextSwitchTo(s->maincxt);
-	compspill_plan_merge(s);
-	compspill_merge_passes(s);
+	s->merge = CompSpillMergeBegin(s->spill, &s->stats, s->tupdesc, s->ssup,
+								   s->nkeys, s->runs, s->nruns,
+								   s->allowed_mem, compspill_measure_cb, s);
+	s->runs = NULL;
 	MemoryContextSwitchTo(oldcxt);
-
-	/* nothing is written from here on: the writer's memory goes to readers */
-	CompSpillRunWriterFree(s->writer);
-	s->writer = NULL;
-	CompSpillFileEndWrites(s->file);
-	s->avail_mem += s->writer_charge;
-	s->writer_charge = 0;
-
-	/* the final merge streams to the caller */
-	s->stats.merge_passes++;
-	s->final_nruns = s->nruns;
-	compspill_use_mem(s, (int64) s->final_nruns * s->reader_mem);
-	compspill_start_merge(s, s->runs, s->final_nruns);
+	compspill_measure(s);
 	s->status = COMPSPILL_FINAL_MERGE;
 }
 
@@ -821,9 +645,6 @@ CompSpillSorterFinish(CompSpillSorter *s)
 TupleTableSlot *
 CompSpillSorterGet(CompSpillSorter *s)
 {
-	TupleTableSlot *slot;
-	int			top;
-
 	if (s->status == COMPSPILL_SORTED_IN_MEMORY)
 	{
 		if (s->current >= s->memtupcount)
@@ -833,30 +654,9 @@ CompSpillSorterGet(CompSpillSorter *s)
 	}
 
 	Assert(s->status == COMPSPILL_FINAL_MERGE);
-
-	if (binaryheap_empty(s->heap))
+	if (!CompSpillMergeNext(s->merge, s->virtslot))
 		return NULL;
-
-	/* the previous winner moves on only now, its row no longer needed */
-	if (s->last_input >= 0)
-	{
-		top = compspill_advance_top(s);
-		if (top < 0)
-		{
-			s->last_input = -1;
-			return NULL;
-		}
-	}
-	else
-		top = DatumGetInt32(binaryheap_first(s->heap));
-
-	slot = s->virtslot;
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, s->cur_values[top], sizeof(Datum) * s->natts);
-	memcpy(slot->tts_isnull, s->cur_isnull[top], sizeof(bool) * s->natts);
-	ExecStoreVirtualTuple(slot);
-	s->last_input = top;
-	return slot;
+	return s->virtslot;
 }
 
 /*
@@ -870,7 +670,7 @@ CompSpillSorterRewind(CompSpillSorter *s)
 	else if (s->status == COMPSPILL_FINAL_MERGE)
 	{
 		ExecClearTuple(s->virtslot);
-		compspill_start_merge(s, s->runs, s->final_nruns);
+		CompSpillMergeRewind(s->merge);
 	}
 }
 
@@ -882,8 +682,8 @@ CompSpillSorterEnd(CompSpillSorter *s)
 {
 	ExecDropSingleTupleTableSlot(s->minslot);
 	ExecDropSingleTupleTableSlot(s->virtslot);
-	if (s->file)
-		CompSpillFileClose(s->file);
+	if (s->spill)
+		CompSpillEnd(s->spill);
 	MemoryContextDelete(s->maincxt);
 }
 
@@ -893,16 +693,16 @@ CompSpillSorterEnd(CompSpillSorter *s)
 bool
 CompSpillSorterSpilled(CompSpillSorter *s)
 {
-	return s->spilled;
+	return s->spill != NULL;
 }
 
 /*
- * Peak memory charged, in bytes.
+ * Peak memory the sort's contexts held, in bytes.
  */
 int64
 CompSpillSorterSpaceUsed(CompSpillSorter *s)
 {
-	return s->peak_mem;
+	return s->stats.peak_mem;
 }
 
 /*

@@ -44,6 +44,7 @@ typedef struct CompSpillSortState
 {
 	CustomScanState css;		/* must be first */
 	CompSpillSortSpec spec;		/* sort keys, from custom_private */
+	CompSpillSettings settings; /* captured at executor start */
 	bool		use_tuplesort;	/* sort with PostgreSQL's tuplesort */
 	bool		ts_random_access;	/* tuplesort may rewind and seek */
 	bool		sort_done;		/* input consumed and sorted */
@@ -182,6 +183,9 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	compspill_read_spec(cscan, &state->spec);
+	state->spec.est_rows = outerPlan(cscan)->plan_rows;
+	state->spec.est_width = outerPlan(cscan)->plan_width;
+	CompSpillCaptureSettings(&state->settings);
 
 	/*
 	 * Mark/restore and backward scans need random access, which only
@@ -250,7 +254,8 @@ compspill_do_sort(CompSpillSortState *state)
 	}
 	else
 	{
-		state->sorter = CompSpillSorterBegin(tupdesc, spec, work_mem);
+		state->sorter = CompSpillSorterBegin(tupdesc, spec, work_mem,
+											 &state->settings);
 		for (;;)
 		{
 			TupleTableSlot *slot = ExecProcNode(outer);
@@ -518,6 +523,8 @@ compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 	int64		mem_kb = (space + 1023) / 1024;
 	int64		in_kb = (st->bytes_in + 1023) / 1024;
 	int64		written_kb = (st->bytes_written + 1023) / 1024;
+	int64		file_kb = (st->file_size + 1023) / 1024;
+	int64		runs_kb = (st->bytes_written_runs + 1023) / 1024;
 	double		ratio = st->bytes_written_runs > 0 ?
 		(double) st->bytes_in / (double) st->bytes_written_runs : 0.0;
 	double		write_ms = INSTR_TIME_GET_MILLISEC(st->write_time);
@@ -547,6 +554,17 @@ compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 						 in_kb, written_kb, ratio);
 		compspill_explain_indent(es);
 		appendStringInfo(es->str,
+						 "Spill Frames: none=" INT64_FORMAT "  lz4=" INT64_FORMAT "  zstd=" INT64_FORMAT "  stored raw=" INT64_FORMAT "  block size=%zukB\n",
+						 st->frames_by_codec[COMPSPILL_CODEC_NONE],
+						 st->frames_by_codec[COMPSPILL_CODEC_LZ4],
+						 st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
+						 st->frames_raw, st->block_size / 1024);
+		compspill_explain_indent(es);
+		appendStringInfo(es->str,
+						 "Spill File: peak=" INT64_FORMAT "kB  run formation wrote=" INT64_FORMAT "kB\n",
+						 file_kb, runs_kb);
+		compspill_explain_indent(es);
+		appendStringInfo(es->str,
 						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
 						 write_ms, read_ms);
 		return;
@@ -568,6 +586,16 @@ compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 	ExplainPropertyInteger("Bytes Before Encoding", "kB", in_kb, es);
 	ExplainPropertyInteger("Bytes Written", "kB", written_kb, es);
 	ExplainPropertyFloat("Compression Ratio", NULL, ratio, 2, es);
+	ExplainPropertyInteger("Frames None", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_NONE], es);
+	ExplainPropertyInteger("Frames LZ4", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_LZ4], es);
+	ExplainPropertyInteger("Frames Zstd", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_ZSTD], es);
+	ExplainPropertyInteger("Frames Stored Raw", NULL, st->frames_raw, es);
+	ExplainPropertyInteger("Block Size", "kB", st->block_size / 1024, es);
+	ExplainPropertyInteger("Temp File Peak", "kB", file_kb, es);
+	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
 	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
 	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
 }

@@ -12,17 +12,28 @@
  * resource owner, and cleanup of pgsql_tmp after a crash.  All runs of the
  * operation live at offsets inside that file.
  *
- * The file is append-only.  Writers ask for contiguous space in an aligned
- * write buffer (CompSpillFileReserve), build their data straight into it
- * (the run layer compresses blocks directly there, so a block is never
- * copied between the compressor and the kernel), and then commit the bytes
- * they used.  When the buffer is full, its largest COMPSPILL_ALIGN-aligned
- * prefix goes out in one write and the short tail moves to the front of the
- * buffer, so every write has an aligned offset, address and length.  A
- * flush writes the tail zero-padded to the alignment and continues at the
- * next aligned offset; the padding is never read as data because runs know
- * where they start and end.  As a consequence each aligned block of the
- * file is written exactly once, and data read back can be cached freely.
+ * The file is divided into extents of a fixed size (a multiple of the 4kB
+ * page, chosen per operation).  A stream of bytes, one run, is written and
+ * read at logical offsets that start at zero; CompSpillExtents maps them to
+ * the extents the stream occupies, in order.  One stream is written at a
+ * time.  Writers ask for contiguous space in an aligned write buffer
+ * (CompSpillFileReserve), build their data straight into it (the run layer
+ * compresses frames directly there, so a frame is never copied between the
+ * compressor and the kernel), and then commit the bytes they used.  When
+ * the buffer is full, its largest page-aligned prefix goes out, extent by
+ * extent, and the short tail moves to the front of the buffer, so every
+ * write has an aligned offset, address and length.  Ending a stream writes
+ * the tail zero-padded to the page; the padding is never read as data
+ * because runs know their length.
+ *
+ * Space is reused as logtape.c reuses it: a reader that consumes a stream
+ * (an intermediate merge reading its inputs) gives back each extent it has
+ * read past, and the next extent a writer needs is the lowest free one, or
+ * a new one at the end of the file.  A merge pass thus writes into the space
+ * its inputs leave behind, and the file holds about one copy of the data
+ * whatever the number of passes: that is what temp_file_limit and
+ * pg_stat_database.temp_bytes see.  Extents are rewritten only after they
+ * were read for the last time, so data read back can be cached freely.
  *
  * Direct I/O: when asked for, O_DIRECT is set with fcntl() on the kernel
  * descriptor behind the virtual file before every read and write, since
@@ -66,12 +77,21 @@ struct CompSpillFile
 	bool		dio;			/* O_DIRECT wanted and not refused */
 	CompSpillStats *stats;		/* the operation's figures */
 	MemoryContext cxt;			/* where the buffers live */
+	Size		extent_size;	/* a multiple of COMPSPILL_ALIGN */
 
+	/* extents: how many the file has, and the free ones as a min-heap */
+	int32		nextents;
+	int32	   *free;
+	int			nfree;
+	int			free_cap;
+
+	/* the stream being written */
+	CompSpillExtents *cur;
 	char	   *buf;			/* aligned write buffer */
 	Size		bufsize;		/* its size, a multiple of COMPSPILL_ALIGN */
 	Size		nominal_size;	/* size to shrink back to after growth */
 	Size		buffered;		/* committed bytes in buf */
-	off_t		buf_offset;		/* file offset of buf[0], aligned */
+	off_t		buf_offset;		/* logical offset of buf[0], aligned */
 #ifdef USE_ASSERT_CHECKING
 	Size		reserved;		/* length of the open reservation */
 #endif
@@ -111,9 +131,73 @@ CompSpillFreeAligned(char *ptr)
 		pfree(((char **) ptr)[-1]);
 }
 
-/* Open the operation's temp file and its write buffer */
+/*
+ * Grow the buffer *buf of *cap bytes, allocated in cxt (aligned to the page
+ * when aligned is true), so that it holds at least need bytes, keeping its
+ * first keep bytes; return whether it grew.
+ *
+ * This is the one growth policy of every buffer a spill keeps: small
+ * buffers double, so that a slowly growing need does not reallocate every
+ * time, but never by more than a megabyte above what is needed, so that a
+ * huge value costs what it needs and not twice that.  The old buffer is
+ * freed before the new one is allocated when nothing has to be kept, so
+ * the two are never held together for nothing.  What the buffers hold is
+ * measured on the memory contexts, so growing here is what charges it.
+ */
+bool
+CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap, Size need,
+					Size keep, bool aligned)
+{
+	Size		newcap;
+	char	   *newbuf;
+	MemoryContext oldcxt;
+
+	if (need <= *cap)
+		return false;
+
+	newcap = Max(need, Min(*cap * 2, need + (Size) 1024 * 1024));
+	if (aligned)
+		newcap = COMPSPILL_ALIGN_UP(newcap);
+	Assert(keep <= *cap);
+
+	if (keep == 0 && *buf != NULL)
+	{
+		if (aligned)
+			CompSpillFreeAligned(*buf);
+		else
+			pfree(*buf);
+		*buf = NULL;
+		*cap = 0;
+	}
+
+	oldcxt = MemoryContextSwitchTo(cxt);
+	if (aligned)
+		newbuf = CompSpillAllocAligned(newcap);
+	else
+		newbuf = palloc_extended(newcap, MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(oldcxt);
+
+	if (*buf != NULL)
+	{
+		if (keep > 0)
+			memcpy(newbuf, *buf, keep);
+		if (aligned)
+			CompSpillFreeAligned(*buf);
+		else
+			pfree(*buf);
+	}
+	*buf = newbuf;
+	*cap = newcap;
+	return true;
+}
+
+/*
+ * Open the operation's temp file, with extents of extent_size bytes and a
+ * write buffer of about write_size bytes.
+ */
 CompSpillFile *
-CompSpillFileCreate(bool dio, Size write_size, CompSpillStats *stats)
+CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
+					CompSpillStats *stats)
 {
 	CompSpillFile *file;
 
@@ -129,11 +213,13 @@ CompSpillFileCreate(bool dio, Size write_size, CompSpillStats *stats)
 #endif
 	stats->dio_active = file->dio;
 
+	file->extent_size = COMPSPILL_ALIGN_UP(Max(extent_size, COMPSPILL_ALIGN));
+	file->free_cap = 64;
+	file->free = palloc(sizeof(int32) * file->free_cap);
+
 	file->nominal_size = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
-	file->bufsize = file->nominal_size;
-	file->buf = CompSpillAllocAligned(file->bufsize);
-	file->buffered = 0;
-	file->buf_offset = 0;
+	file->bufsize = 0;
+	file->buf = NULL;
 
 	/* open the file last, so that nothing above can leak it */
 	file->vfd = OpenTemporaryFile(false);
@@ -154,7 +240,22 @@ CompSpillFileClose(CompSpillFile *file)
 {
 	FileClose(file->vfd);
 	CompSpillFreeAligned(file->buf);
+	pfree(file->free);
 	pfree(file);
+}
+
+/* Return the memory the write buffer takes, alignment slack included */
+Size
+CompSpillFileBufferSize(CompSpillFile *file)
+{
+	return file->buf != NULL ? file->bufsize + COMPSPILL_ALIGN : 0;
+}
+
+/* Return the size of the file's extents */
+Size
+CompSpillFileExtentSize(CompSpillFile *file)
+{
+	return file->extent_size;
 }
 
 /*
@@ -271,8 +372,8 @@ compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
 }
 
 /*
- * Write len bytes at offset, in chunks FileWrite can take; all three are
- * aligned so that O_DIRECT accepts them.
+ * Write len bytes at the file offset offset, in chunks FileWrite can take;
+ * all three are aligned so that O_DIRECT accepts them.
  */
 static void
 compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
@@ -317,6 +418,155 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 							FilePathName(file->vfd))));
 		}
 	}
+
+	if (offset + (off_t) len > file->stats->file_size)
+		file->stats->file_size = offset + (off_t) len;
+}
+
+/* Put extent e on the free list (a min-heap) */
+static void
+compspill_free_extent(CompSpillFile *file, int32 e)
+{
+	int			i;
+
+	if (file->nfree >= file->free_cap)
+	{
+		file->free_cap *= 2;
+		file->free = repalloc(file->free, sizeof(int32) * file->free_cap);
+	}
+
+	i = file->nfree++;
+	while (i > 0)
+	{
+		int			parent = (i - 1) / 2;
+
+		if (file->free[parent] <= e)
+			break;
+		file->free[i] = file->free[parent];
+		i = parent;
+	}
+	file->free[i] = e;
+}
+
+/* Take the lowest free extent, or a new one at the end of the file */
+static int32
+compspill_take_extent(CompSpillFile *file)
+{
+	int32		result;
+	int32		last;
+	int			i = 0;
+
+	if (file->nfree == 0)
+	{
+		if (file->nextents == PG_INT32_MAX)
+			elog(ERROR, "compspill temporary file has too many extents");
+		return file->nextents++;
+	}
+
+	result = file->free[0];
+	last = file->free[--file->nfree];
+	for (;;)
+	{
+		int			child = 2 * i + 1;
+
+		if (child >= file->nfree)
+			break;
+		if (child + 1 < file->nfree && file->free[child + 1] < file->free[child])
+			child++;
+		if (last <= file->free[child])
+			break;
+		file->free[i] = file->free[child];
+		i = child;
+	}
+	if (file->nfree > 0)
+		file->free[i] = last;
+	return result;
+}
+
+/*
+ * Return the extent that holds the idx'th extent of the stream being
+ * written, taking a new one when the stream reaches it for the first time.
+ */
+static int32
+compspill_stream_extent(CompSpillFile *file, int64 idx)
+{
+	CompSpillExtents *ext = file->cur;
+
+	if (idx < ext->n)
+		return ext->ext[idx];
+
+	Assert(idx == ext->n);
+	if (ext->n >= ext->cap)
+	{
+		ext->cap = Max(ext->cap * 2, 8);
+		if (ext->ext == NULL)
+			ext->ext = MemoryContextAlloc(file->cxt, sizeof(int32) * ext->cap);
+		else
+			ext->ext = repalloc(ext->ext, sizeof(int32) * ext->cap);
+	}
+	ext->ext[ext->n] = compspill_take_extent(file);
+	return ext->ext[ext->n++];
+}
+
+/*
+ * Write len buffered bytes of the current stream, which start at its
+ * logical offset loff, into the stream's extents, taking new extents as
+ * the stream grows.  Consecutive extents that are adjacent in the file go
+ * out in one write.
+ */
+static void
+compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
+{
+	Size		esize = file->extent_size;
+	Size		done = 0;
+
+	while (done < len)
+	{
+		off_t		lpos = loff + (off_t) done;
+		int64		idx = lpos / (off_t) esize;
+		Size		within = (Size) (lpos % (off_t) esize);
+		Size		amount = Min(len - done, esize - within);
+		off_t		phys;
+
+		phys = (off_t) compspill_stream_extent(file, idx) * (off_t) esize +
+			(off_t) within;
+
+		/* extend the write over following extents adjacent in the file */
+		while (done + amount < len &&
+			   compspill_stream_extent(file, idx + 1) ==
+			   compspill_stream_extent(file, idx) + 1)
+		{
+			idx++;
+			amount += Min(len - done - amount, esize);
+		}
+
+		compspill_write(file, data + done, amount, phys);
+		done += amount;
+	}
+}
+
+/*
+ * Start writing a new stream; its extents are recorded in *ext, which must
+ * stay in place until CompSpillFileEndStream.
+ */
+void
+CompSpillFileBeginStream(CompSpillFile *file, CompSpillExtents *ext)
+{
+	Assert(file->cur == NULL);
+	Assert(file->buffered == 0);
+
+	memset(ext, 0, sizeof(CompSpillExtents));
+	file->cur = ext;
+	file->buf_offset = 0;
+
+	if (unlikely(file->buf == NULL))
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(file->cxt);
+
+		file->bufsize = file->nominal_size;
+		file->buf = CompSpillAllocAligned(file->bufsize);
+		MemoryContextSwitchTo(oldcxt);
+	}
 }
 
 /*
@@ -329,15 +579,7 @@ CompSpillFileReserve(CompSpillFile *file, Size len)
 	Size		tail;
 	Size		flushable;
 
-	if (unlikely(file->buf == NULL))
-	{
-		/* writing again after CompSpillFileEndWrites */
-		MemoryContext oldcxt = MemoryContextSwitchTo(file->cxt);
-
-		file->bufsize = file->nominal_size;
-		file->buf = CompSpillAllocAligned(file->bufsize);
-		MemoryContextSwitchTo(oldcxt);
-	}
+	Assert(file->cur != NULL);
 
 	if (likely(file->buffered + len <= file->bufsize))
 	{
@@ -351,7 +593,7 @@ CompSpillFileReserve(CompSpillFile *file, Size len)
 	flushable = COMPSPILL_ALIGN_DOWN(file->buffered);
 	if (flushable > 0)
 	{
-		compspill_write(file, file->buf, flushable, file->buf_offset);
+		compspill_write_stream(file, file->buf, flushable, file->buf_offset);
 		tail = file->buffered - flushable;
 		if (tail > 0)
 			memmove(file->buf, file->buf + flushable, tail);
@@ -387,8 +629,8 @@ CompSpillFileReserve(CompSpillFile *file, Size len)
 }
 
 /*
- * Mark len bytes of the reserved space as written; return the file offset
- * at which they start.
+ * Mark len bytes of the reserved space as written; return the stream's
+ * logical offset at which they start.
  */
 off_t
 CompSpillFileCommit(CompSpillFile *file, Size len)
@@ -406,51 +648,78 @@ CompSpillFileCommit(CompSpillFile *file, Size len)
 }
 
 /*
- * Write out everything buffered, zero-padded to the alignment; writing
- * continues at the next aligned offset.
+ * Write out what is buffered of the current stream, zero-padded to the
+ * page, and finish the stream; return its length in bytes.
  */
-void
-CompSpillFileFlush(CompSpillFile *file)
+off_t
+CompSpillFileEndStream(CompSpillFile *file)
 {
-	Size		padded;
+	off_t		len = file->buf_offset + (off_t) file->buffered;
 
-	if (file->buffered == 0)
-		return;
+	Assert(file->cur != NULL);
 
-	padded = COMPSPILL_ALIGN_UP(file->buffered);
-	Assert(padded <= file->bufsize);
-	if (padded > file->buffered)
-		memset(file->buf + file->buffered, 0, padded - file->buffered);
+	if (file->buffered > 0)
+	{
+		Size		padded = COMPSPILL_ALIGN_UP(file->buffered);
 
-	compspill_write(file, file->buf, padded, file->buf_offset);
-	file->buf_offset += padded;
+		Assert(padded <= file->bufsize);
+		if (padded > file->buffered)
+			memset(file->buf + file->buffered, 0, padded - file->buffered);
+		compspill_write_stream(file, file->buf, padded, file->buf_offset);
+	}
+
 	file->buffered = 0;
+	file->buf_offset = 0;
+	file->cur = NULL;
 #ifdef USE_ASSERT_CHECKING
 	file->reserved = 0;
 #endif
+	return len;
 }
 
 /*
- * Write out everything buffered and free the write buffer, for a phase
- * that only reads; a later reservation allocates it again.
+ * Free the write buffer, for a phase that only reads; the next stream
+ * allocates it again.
  */
 void
 CompSpillFileEndWrites(CompSpillFile *file)
 {
-	CompSpillFileFlush(file);
+	Assert(file->cur == NULL);
 	CompSpillFreeAligned(file->buf);
 	file->buf = NULL;
 	file->bufsize = 0;
 }
 
 /*
- * Read up to len bytes at offset into buf, stopping early only at end of
- * file; fail if fewer than need bytes arrive.  Return the bytes read.
+ * Give back the extents of a stream that lie wholly below its logical
+ * offset upto (all of them when upto is past the end): their data has been
+ * read for the last time.  Once all are given back, the list is freed.
+ */
+void
+CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext, off_t upto)
+{
+	int64		below = upto / (off_t) file->extent_size;
+
+	while (ext->nfreed < ext->n && ext->nfreed < below)
+		compspill_free_extent(file, ext->ext[ext->nfreed++]);
+
+	if (ext->nfreed >= ext->n && ext->ext != NULL)
+	{
+		pfree(ext->ext);
+		ext->ext = NULL;
+		ext->cap = 0;
+	}
+}
+
+/*
+ * Read up to len bytes of a stream at its logical offset offset into buf;
+ * fail if fewer than need bytes arrive.  Return the bytes read.
  */
 Size
-CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf, Size len,
-				  Size need)
+CompSpillFileRead(CompSpillFile *file, const CompSpillExtents *ext,
+				  off_t offset, char *buf, Size len, Size need)
 {
+	Size		esize = file->extent_size;
 	Size		done = 0;
 
 	Assert((offset % COMPSPILL_ALIGN) == 0);
@@ -460,29 +729,35 @@ CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf, Size len,
 
 	while (done < len)
 	{
-		Size		amount = Min(len - done, COMPSPILL_MAX_IO);
+		int64		idx = (offset + (off_t) done) / (off_t) esize;
+		Size		within = (Size) ((offset + (off_t) done) % (off_t) esize);
+		Size		amount = Min(len - done, esize - within);
+		off_t		phys;
 		int			rc;
 
-		/*
-		 * The file only ever grows by whole aligned pages, so a short read
-		 * ends at an aligned offset; if it did not, this is the end of the
-		 * file anyway, and another direct read there would be refused.
-		 */
-		if (file->dio && (done % COMPSPILL_ALIGN) != 0)
-			break;
+		if (idx >= ext->n || idx < ext->nfreed)
+			break;				/* past the stream's end */
+		phys = (off_t) ext->ext[idx] * (off_t) esize + (off_t) within;
 
-		rc = compspill_file_io(file, false, buf + done, amount,
-							   offset + (off_t) done);
+		/* extend the read over following extents adjacent in the file */
+		while (done + amount < len && idx + 1 < ext->n &&
+			   ext->ext[idx + 1] == ext->ext[idx] + 1 &&
+			   amount < COMPSPILL_MAX_IO)
+		{
+			idx++;
+			amount = Min(len - done, amount + esize);
+		}
+
+		rc = compspill_file_io(file, false, buf + done, amount, phys);
 		if (rc < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read from temporary file \"%s\": %m",
 							FilePathName(file->vfd))));
-		if (rc == 0)
-			break;				/* end of file */
-
 		done += rc;
 		file->stats->bytes_read += rc;
+		if ((Size) rc < amount)
+			break;				/* end of file */
 	}
 
 	if (done < need)
@@ -492,5 +767,5 @@ CompSpillFileRead(CompSpillFile *file, off_t offset, char *buf, Size len,
 						FilePathName(file->vfd), (long long) offset,
 						done, need)));
 
-	return done;
+	return Min(done, len);
 }

@@ -1,0 +1,369 @@
+/*-------------------------------------------------------------------------
+ *
+ * merge.c
+ *	  K-way merge of sorted runs, and the planning of merge passes.
+ *
+ * A merge reads one run per input through a run reader and keeps the
+ * inputs in a binary heap ordered by their current rows, which are datums
+ * in the reader's decoded block, compared with the sort's SortSupport.  No
+ * row is rebuilt as a tuple: the heap compares datums, an intermediate
+ * pass hands the winning row's datums straight to the run writer, and the
+ * final merge copies them into the caller's virtual slot.
+ *
+ * An input costs what its reader holds: a read buffer of about one stored
+ * frame, the decompressed block, the fixed-width arrays rebuilt from it and
+ * one decoded row.  The fan-in is what fits in the memory left to the
+ * merge, measured on the memory contexts when the merge starts (the
+ * writer's buffers included for an intermediate pass), divided by that
+ * cost, worked out from the frames actually written.  While there are more
+ * runs than the final merge can read at once, runs are merged into new,
+ * longer runs: when one merge can bring the count down to the final fan-in,
+ * it merges only as many runs as that takes, so that the fewest bytes are
+ * written again; otherwise everything is merged in groups of the fan-in.
+ * The inputs of an intermediate merge are consumed: their readers give
+ * their extents back to the spill file as they go, and the output run
+ * takes them, so the file holds one copy of the data.
+ *
+ * The final merge streams its rows to the caller; the winning input moves
+ * on only when the next row is asked for, so the datums handed out stay
+ * valid as long as the slot's contents must.  It does not consume its
+ * inputs, so it can be restarted from the start (rewind).
+ *
+ * IDENTIFICATION
+ *	  src/merge.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "compspill.h"
+
+/* fewest inputs a merge can have */
+#define COMPSPILL_MIN_FANIN		2
+
+struct CompSpillMerge
+{
+	CompSpill  *sp;
+	CompSpillStats *stats;
+	MemoryContext cxt;			/* the caller's; readers live below it */
+	int			natts;
+	int			nkeys;
+	SortSupport ssup;
+
+	CompSpillRun *runs;			/* runs left to merge */
+	int			nruns;
+
+	/* merge inputs */
+	Size		read_size;		/* a reader's initial read buffer */
+	int64		reader_mem;		/* memory one input takes */
+	int			nreaders;		/* readers created so far */
+	int			maxreaders;
+	CompSpillRunReader **readers;
+	Datum	  **cur_values;		/* current row of each input */
+	bool	  **cur_isnull;
+	binaryheap *heap;			/* inputs by their current row */
+	int			last_input;		/* input of the last row returned, or -1 */
+};
+
+/*
+ * Compare the current rows of two merge inputs; binaryheap keeps the
+ * largest first, so the order is reversed.
+ */
+static int
+compspill_heap_cmp(Datum a, Datum b, void *arg)
+{
+	CompSpillMerge *m = (CompSpillMerge *) arg;
+	int			ia = DatumGetInt32(a);
+	int			ib = DatumGetInt32(b);
+	Datum	   *va = m->cur_values[ia];
+	Datum	   *vb = m->cur_values[ib];
+	bool	   *na = m->cur_isnull[ia];
+	bool	   *nb = m->cur_isnull[ib];
+	int			k;
+
+	for (k = 0; k < m->nkeys; k++)
+	{
+		SortSupport ssup = &m->ssup[k];
+		int			col = ssup->ssup_attno - 1;
+		int			cmp = ApplySortComparator(va[col], na[col],
+											  vb[col], nb[col], ssup);
+
+		if (cmp != 0)
+			return -cmp;
+	}
+	return 0;
+}
+
+/*
+ * Make sure n readers exist.
+ */
+static void
+compspill_ensure_readers(CompSpillMerge *m, int n)
+{
+	Assert(n <= m->maxreaders);
+	while (m->nreaders < n)
+		m->readers[m->nreaders++] = CompSpillReaderCreate(m->sp, m->read_size);
+}
+
+/*
+ * Open readers on runs[0..n) and fill the heap with their first rows.
+ */
+static void
+compspill_start_merge(CompSpillMerge *m, CompSpillRun *runs, int n,
+					  bool consume)
+{
+	int			i;
+
+	compspill_ensure_readers(m, n);
+	binaryheap_reset(m->heap);
+	for (i = 0; i < n; i++)
+	{
+		CompSpillReaderOpen(m->readers[i], &runs[i], consume);
+		if (CompSpillReaderNext(m->readers[i], &m->cur_values[i],
+								&m->cur_isnull[i]))
+			binaryheap_add_unordered(m->heap, Int32GetDatum(i));
+	}
+	binaryheap_build(m->heap);
+	m->last_input = -1;
+}
+
+/*
+ * Move the input at the top of the heap to its next row; return the input
+ * that now has the smallest row, or -1 when all are done.
+ */
+static inline int
+compspill_advance_top(CompSpillMerge *m)
+{
+	int			top = DatumGetInt32(binaryheap_first(m->heap));
+
+	if (CompSpillReaderNext(m->readers[top], &m->cur_values[top],
+							&m->cur_isnull[top]))
+		binaryheap_replace_first(m->heap, Int32GetDatum(top));
+	else
+		(void) binaryheap_remove_first(m->heap);
+
+	if (binaryheap_empty(m->heap))
+		return -1;
+	return DatumGetInt32(binaryheap_first(m->heap));
+}
+
+/*
+ * Merge runs[0..n) into the new run *out, consuming them.
+ */
+static void
+compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
+						 CompSpillRun *out)
+{
+	int			top;
+
+	compspill_start_merge(m, runs, n, true);
+	CompSpillRunBegin(m->sp, out);
+	top = binaryheap_empty(m->heap) ? -1 :
+		DatumGetInt32(binaryheap_first(m->heap));
+	while (top >= 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		CompSpillRunPut(m->sp, m->cur_values[top], m->cur_isnull[top]);
+		top = compspill_advance_top(m);
+	}
+	CompSpillRunEnd(m->sp);
+
+	/* an input that ended early has given back everything already */
+	for (int i = 0; i < n; i++)
+		CompSpillRunRelease(m->sp, &runs[i]);
+}
+
+/*
+ * Work out what one merge input costs from the frames written so far:
+ * their average raw and stored sizes and rows, with an eighth more for the
+ * frames above average.
+ */
+static void
+compspill_size_input(CompSpillMerge *m, TupleDesc tupdesc)
+{
+	CompSpillStats *st = m->stats;
+	int64		nframes = Max(st->frames_written, 1);
+	Size		raw_size = st->bytes_raw / nframes;
+	Size		stored_size = st->bytes_written / nframes;
+	Size		fixed_size = 0;
+
+	/* fixed-width columns are rebuilt from byte planes into their own array */
+	for (int a = 0; a < tupdesc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(tupdesc, a);
+
+		if (attr->attlen > 1)
+			fixed_size += attr->attlen;
+	}
+	fixed_size *= st->rows_spilled / nframes + 1;
+
+	raw_size += raw_size / 8;
+	stored_size += stored_size / 8;
+	m->read_size = stored_size;
+	m->reader_mem = Max(CompSpillReaderMemory(raw_size, stored_size,
+											  fixed_size), 1);
+}
+
+/*
+ * Return how many inputs fit in what is left of allowed_mem, given the
+ * memory the caller's context holds now (used_mem), the readers that
+ * already exist included.
+ */
+static int
+compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem)
+{
+	int64		left = allowed_mem - used_mem +
+		(int64) m->nreaders * m->reader_mem;
+	int64		fanin = left / m->reader_mem;
+
+	return (int) Max(Min(fanin, (int64) m->nruns), COMPSPILL_MIN_FANIN);
+}
+
+/*
+ * Merge the runs of a sort until at most as many are left as the final
+ * merge can read at once within allowed_mem, then start the final merge.
+ * The runs array becomes the merge's.  used_mem() measures what the
+ * caller's memory holds; it is called as readers come and go.
+ */
+CompSpillMerge *
+CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
+					SortSupport ssup, int nkeys, CompSpillRun *runs,
+					int nruns, int64 allowed_mem,
+					int64 (*used_mem) (void *), void *arg)
+{
+	CompSpillMerge *m;
+	int			fanin;
+	int			final_fanin;
+
+	m = palloc0(sizeof(CompSpillMerge));
+	m->sp = sp;
+	m->stats = stats;
+	m->cxt = CurrentMemoryContext;
+	m->natts = tupdesc->natts;
+	m->nkeys = nkeys;
+	m->ssup = ssup;
+	m->runs = runs;
+	m->nruns = nruns;
+	m->last_input = -1;
+
+	compspill_size_input(m, tupdesc);
+
+	/*
+	 * The final merge has only its readers next to what the sort holds
+	 * without the writer; an intermediate one has the writer as well.
+	 */
+	fanin = compspill_fanin(m, allowed_mem, used_mem(arg));
+	m->maxreaders = Max(nruns, 2);
+	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
+	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
+	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
+	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
+
+	final_fanin = fanin;
+	if (m->nruns > fanin)
+	{
+		int64		writer = CompSpillWriterHeld(sp);
+
+		/* without the writer, the final merge can take a few more inputs */
+		final_fanin = Max(fanin, (int) Min((int64) m->nruns,
+										   (allowed_mem - used_mem(arg) +
+											writer) / m->reader_mem));
+	}
+
+	while (m->nruns > final_fanin)
+	{
+		CompSpillRun *next;
+		int			nnext = 0;
+		int			i = 0;
+		int			excess = m->nruns - final_fanin;
+
+		next = palloc(sizeof(CompSpillRun) * m->nruns);
+
+		/*
+		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
+		 * the count down to the final fan-in, merge only as many runs as that
+		 * takes (the shortest ones would be cheapest, but runs are of about
+		 * one size, so the first ones do); otherwise merge everything in
+		 * groups of the fan-in.
+		 */
+		if (excess < fanin)
+		{
+			compspill_merge_into_run(m, m->runs, excess + 1, &next[nnext++]);
+			for (i = excess + 1; i < m->nruns; i++)
+				next[nnext++] = m->runs[i];
+		}
+		else
+		{
+			while (i < m->nruns)
+			{
+				int			n = Min(fanin, m->nruns - i);
+
+				if (n == 1)
+					next[nnext++] = m->runs[i];
+				else
+					compspill_merge_into_run(m, &m->runs[i], n,
+											 &next[nnext++]);
+				i += n;
+			}
+		}
+
+		pfree(m->runs);
+		m->runs = next;
+		m->nruns = nnext;
+		stats->merge_passes++;
+	}
+
+	/* nothing is written from here on: the writer's memory goes to readers */
+	CompSpillEndWrites(sp);
+
+	/* the final merge streams to the caller */
+	stats->merge_passes++;
+	compspill_start_merge(m, m->runs, m->nruns, false);
+	return m;
+}
+
+/*
+ * Store the next row of the final merge in the virtual slot, or return
+ * false at the end.  The slot's contents stay valid until the next call.
+ */
+bool
+CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot)
+{
+	int			top;
+
+	if (binaryheap_empty(m->heap))
+		return false;
+
+	/* the previous winner moves on only now, its row no longer needed */
+	if (m->last_input >= 0)
+	{
+		top = compspill_advance_top(m);
+		if (top < 0)
+		{
+			m->last_input = -1;
+			return false;
+		}
+	}
+	else
+		top = DatumGetInt32(binaryheap_first(m->heap));
+
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, m->cur_values[top], sizeof(Datum) * m->natts);
+	memcpy(slot->tts_isnull, m->cur_isnull[top], sizeof(bool) * m->natts);
+	ExecStoreVirtualTuple(slot);
+	m->last_input = top;
+	return true;
+}
+
+/*
+ * Restart the final merge from the first row.
+ */
+void
+CompSpillMergeRewind(CompSpillMerge *m)
+{
+	compspill_start_merge(m, m->runs, m->nruns, false);
+}
