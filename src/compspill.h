@@ -47,8 +47,12 @@ typedef enum CompSpillCodec
 {
 	COMPSPILL_CODEC_NONE = 0,
 	COMPSPILL_CODEC_LZ4 = 1,
-	COMPSPILL_CODEC_ZSTD = 2
+	COMPSPILL_CODEC_ZSTD = 2,
+	COMPSPILL_CODEC_AUTO = 3	/* a setting value only; never in a frame */
 } CompSpillCodec;
+
+/* The codecs a block can be stored with: NONE, LZ4, ZSTD */
+#define COMPSPILL_NUM_STORED_CODECS	3
 
 /* settings (compspill.c) */
 extern bool compspill_enabled;
@@ -87,11 +91,12 @@ typedef struct CompSpillStats
 typedef struct CompSpillCompressor CompSpillCompressor;
 
 extern const char *CompSpillCodecName(CompSpillCodec codec);
-extern CompSpillCompressor *CompSpillCompressorCreate(CompSpillCodec codec,
-													  int level);
-extern Size CompSpillCompressBound(CompSpillCompressor *comp, Size srclen);
-extern Size CompSpillCompress(CompSpillCompressor *comp, const char *src,
-							  Size srclen, char *dst, Size dstcap);
+extern CompSpillCompressor *CompSpillCompressorCreate(int zstd_level);
+extern Size CompSpillCompressBound(CompSpillCompressor *comp,
+								   CompSpillCodec codec, Size srclen);
+extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
+							  const char *src, Size srclen,
+							  char *dst, Size dstcap);
 extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								CompSpillCodec codec,
 								const char *src, Size srclen,
