@@ -10,6 +10,7 @@ OBJS = \
 	src/run.o \
 	src/blockcodec.o \
 	src/compress.o \
+	src/autocodec.o \
 	src/spillfile.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
