@@ -11,6 +11,7 @@ OBJS = \
 	src/merge.o \
 	src/blockcodec.o \
 	src/compress.o \
+	src/autocodec.o \
 	src/spillfile.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 

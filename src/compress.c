@@ -3,17 +3,26 @@
  * compress.c
  *	  Compress and decompress spill blocks with none, lz4 or zstd.
  *
- * A compressor is created once per operation and reused for every block,
- * so that the zstd contexts and the lz4 state are allocated only once.  The
- * zstd contexts come from malloc inside libzstd; a reset callback on the
- * memory context the compressor lives in frees them, so that an error,
- * which deletes that context, does not leak them.
+ * A compressor is created once per operation and reused for every block.
+ * It is not tied to one codec: each call names the codec to use, so that
+ * compspill.codec = auto (autocodec.c) can change its choice from block to
+ * block.  The state each codec needs (the lz4 state, the zstd compression
+ * and decompression contexts) is created the first time that codec is
+ * used and kept until the operation ends, so an operation that never
+ * touches zstd never allocates a zstd context.  The zstd contexts come
+ * from malloc inside libzstd; a reset callback on the memory context the
+ * compressor lives in frees them, so that an error, which deletes that
+ * context, does not leak them.
+ *
+ * COMPSPILL_CODEC_AUTO is a setting value only: it must be resolved to a
+ * real codec before a block is compressed, and it is never stored in a
+ * frame.
  *
  * Compression is a bet: a block whose compressed form is not strictly
  * smaller than its raw form is reported as "did not pay" (a zero result)
  * and the caller stores it raw.  Decompression works for any codec,
- * whatever the compressor was created with, because a run may mix
- * compressed and raw blocks.  It never raises an error about the data: it
+ * because a run may mix compressed and raw blocks, and with auto several
+ * codecs.  It never raises an error about the data: it
  * returns false with a sentence describing the failure, and the caller,
  * which knows the file and the offset, reports the corruption.
  *
@@ -36,7 +45,7 @@
 
 struct CompSpillCompressor
 {
-	int			level;			/* zstd compression level */
+	int			zstd_level;		/* zstd compression level */
 	MemoryContext cxt;			/* context holding this struct */
 	ZSTD_CCtx  *zcctx;			/* zstd compression context, or NULL */
 	ZSTD_DCtx  *zdctx;			/* zstd decompression context, or NULL */
@@ -45,6 +54,7 @@ struct CompSpillCompressor
 };
 
 static void compspill_compressor_free(void *arg);
+static ZSTD_CCtx *compspill_get_zstd_cctx(CompSpillCompressor *comp);
 static ZSTD_DCtx *compspill_get_zstd_dctx(CompSpillCompressor *comp);
 
 /*
@@ -89,18 +99,19 @@ compspill_compressor_free(void *arg)
 }
 
 /*
- * Create a compressor in CurrentMemoryContext; codec contexts are created
- * when a codec is first used.
+ * Create a compressor in CurrentMemoryContext; codec state comes later,
+ * with the first block that needs it.
  */
 CompSpillCompressor *
-CompSpillCompressorCreate(int level)
+CompSpillCompressorCreate(int zstd_level)
 {
 	CompSpillCompressor *comp;
 
 	comp = (CompSpillCompressor *) palloc0(sizeof(CompSpillCompressor));
-	comp->level = level;
+	comp->zstd_level = zstd_level;
 	comp->cxt = CurrentMemoryContext;
 
+	/* register the callback first, so that whatever follows is covered */
 	comp->cb.func = compspill_compressor_free;
 	comp->cb.arg = comp;
 	MemoryContextRegisterResetCallback(comp->cxt, &comp->cb);
@@ -108,35 +119,15 @@ CompSpillCompressorCreate(int level)
 	return comp;
 }
 
-/* Create the zstd compression context at the compressor's level */
-static void
-compspill_make_zstd_cctx(CompSpillCompressor *comp)
-{
-	size_t		ret;
-
-	comp->zcctx = ZSTD_createCCtx();
-	if (comp->zcctx == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Could not create a zstd compression context.")));
-	ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_compressionLevel,
-								 comp->level);
-	if (ZSTD_isError(ret))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("could not set zstd compression level %d",
-						comp->level),
-				 errdetail("zstd reported: %s.", ZSTD_getErrorName(ret))));
-}
-
 /*
- * Return the worst-case compressed size of srclen bytes.
+ * Return the worst-case compressed size of srclen bytes with codec.
  */
 Size
-CompSpillCompressBound(CompSpillCompressor *comp pg_attribute_unused(),
-					   CompSpillCodec codec, Size srclen)
+CompSpillCompressBound(CompSpillCompressor *comp, CompSpillCodec codec,
+					   Size srclen)
 {
+	(void) comp;
+
 	switch (codec)
 	{
 		case COMPSPILL_CODEC_NONE:
@@ -157,12 +148,14 @@ CompSpillCompressBound(CompSpillCompressor *comp pg_attribute_unused(),
 		case COMPSPILL_CODEC_AUTO:
 			break;
 	}
-	return srclen;
+	elog(ERROR, "compspill codec %d cannot compress a block", (int) codec);
+	return srclen;				/* keep the compiler quiet */
 }
 
 /*
- * Compress src into dst; return the compressed size, or 0 if compression
- * does not make the block strictly smaller.
+ * Compress src into dst with codec; return the compressed size, or 0 if it
+ * did not fit in dstcap or does not make the block strictly smaller (and
+ * always 0 for COMPSPILL_CODEC_NONE): the caller then stores it raw.
  */
 Size
 CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
@@ -211,9 +204,8 @@ CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
 			{
 				size_t		ret;
 
-				if (comp->zcctx == NULL)
-					compspill_make_zstd_cctx(comp);
-				ret = ZSTD_compress2(comp->zcctx, dst, dstcap, src, srclen);
+				ret = ZSTD_compress2(compspill_get_zstd_cctx(comp),
+									 dst, dstcap, src, srclen);
 				if (ZSTD_isError(ret))
 				{
 					if (ZSTD_getErrorCode(ret) == ZSTD_error_dstSize_tooSmall)
@@ -230,10 +222,46 @@ CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
 			}
 
 		default:
-			elog(ERROR, "unrecognized compspill codec: %d", (int) codec);
+			elog(ERROR, "compspill codec %d cannot compress a block",
+				 (int) codec);
 	}
 
 	return result < srclen ? result : 0;
+}
+
+/*
+ * Return the compressor's zstd compression context, creating it and setting
+ * its level if needed.
+ */
+static ZSTD_CCtx *
+compspill_get_zstd_cctx(CompSpillCompressor *comp)
+{
+	if (comp->zcctx == NULL)
+	{
+		size_t		ret;
+
+		comp->zcctx = ZSTD_createCCtx();
+		if (comp->zcctx == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Could not create a zstd compression context.")));
+		ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_compressionLevel,
+									 comp->zstd_level);
+		if (ZSTD_isError(ret))
+		{
+			/* do not keep a context without its level */
+			ZSTD_freeCCtx(comp->zcctx);
+			comp->zcctx = NULL;
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("could not set zstd compression level %d",
+							comp->zstd_level),
+					 errdetail("zstd reported: %s.",
+							   ZSTD_getErrorName(ret))));
+		}
+	}
+	return comp->zcctx;
 }
 
 /*
@@ -328,6 +356,7 @@ CompSpillDecompress(CompSpillCompressor *comp, CompSpillCodec codec,
 			}
 
 		case COMPSPILL_CODEC_AUTO:
+			/* a setting value, never the codec of a stored block */
 			break;
 	}
 

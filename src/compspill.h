@@ -15,6 +15,7 @@
  *	run.c			a run as a sequence of framed, checksummed blocks
  *	blockcodec.c	N rows <-> column streams (bitmaps, arrays, lengths)
  *	compress.c		none / lz4 / zstd on byte buffers
+ *	autocodec.c		compspill.codec = auto: the codec from measured costs
  *	spillfile.c		the temp file: aligned, coalesced writes, O_DIRECT
  *
  * IDENTIFICATION
@@ -52,7 +53,7 @@ typedef enum CompSpillCodec
 	COMPSPILL_CODEC_AUTO = 3	/* a setting only: chosen per frame */
 } CompSpillCodec;
 
-/* codecs a frame can be stored with */
+/* codecs a frame can be stored with: NONE, LZ4, ZSTD */
 #define COMPSPILL_NUM_STORED_CODECS	3
 
 /* settings (compspill.c) */
@@ -125,6 +126,92 @@ extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								char *dst, Size rawlen,
 								const char **errdetail);
 
+/* autocodec.c */
+
+/* What one codec costs, per raw byte, as CompSpillAutoDecide weighs it */
+typedef struct CompSpillCodecCost
+{
+	double		compress_ns_per_byte;	/* per raw byte */
+	double		decompress_ns_per_byte; /* per raw byte */
+	double		ratio;			/* raw / stored, >= 1 */
+	bool		known;			/* false: not a candidate */
+} CompSpillCodecCost;
+
+/*
+ * A smoothed figure (a per-byte cost or the stored fraction); private to
+ * autocodec.c.  Samples are summed in pending_* until they are long enough
+ * to be timed reliably, then folded into value.
+ */
+typedef struct CompSpillAutoEstimate
+{
+	double		value;			/* smoothed amount per unit */
+	bool		known;			/* value holds at least one sample */
+	double		stamp;			/* stream position at the last fold */
+	double		pending_units;	/* units (bytes) not yet folded in */
+	double		pending_amount; /* their amount (ns or bytes) */
+} CompSpillAutoEstimate;
+
+/* Per stored codec measurements; private to autocodec.c */
+typedef struct CompSpillAutoCodecState
+{
+	CompSpillAutoEstimate compress; /* ns per raw byte */
+	CompSpillAutoEstimate decompress;	/* ns per raw byte */
+	CompSpillAutoEstimate stored;	/* stored bytes per raw byte */
+	int64		last_block;		/* last block handed out with it, or -1 */
+	int64		blocks;			/* blocks handed out with it */
+	int64		probes;			/* of which probes */
+} CompSpillAutoCodecState;
+
+/*
+ * The online state of compspill.codec = auto for one operation, embedded
+ * by value in its run writer.  Read the fields, write them only through
+ * the functions below.
+ */
+typedef struct CompSpillAutoCodec
+{
+	int			zstd_level;		/* the level zstd is measured at */
+	double		reads_per_write;	/* times each written byte is read */
+	CompSpillCodec choice;		/* the current choice */
+	int64		nblocks;		/* blocks handed out */
+	int64		nprobes;		/* of which probes of another codec */
+	int64		nswitches;		/* changes of choice */
+	/* stream positions, in bytes, that age the estimates */
+	double		compressed_bytes;	/* raw bytes through RecordCompress */
+	double		decompressed_bytes; /* raw bytes through RecordDecompress */
+	double		written_bytes;	/* file bytes through RecordWrite */
+	double		read_bytes;		/* file bytes through RecordRead */
+	CompSpillAutoEstimate write;	/* ns per file byte written */
+	CompSpillAutoEstimate read; /* ns per file byte read */
+	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
+} CompSpillAutoCodec;
+
+extern double CompSpillAutoModelTime(const CompSpillCodecCost *cost,
+									 double write_ns_per_byte,
+									 double read_ns_per_byte,
+									 double reads_per_write);
+extern CompSpillCodec CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+										  double write_ns_per_byte,
+										  double read_ns_per_byte,
+										  double reads_per_write);
+extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
+extern void CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac,
+										  double reads_per_write);
+extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
+extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
+										CompSpillCodec codec, Size rawlen,
+										Size storedlen, double seconds);
+extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
+									 double seconds);
+extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
+									double seconds);
+extern void CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac,
+										  CompSpillCodec codec, Size rawlen,
+										  double seconds);
+extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
+									  CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+									  double *write_ns_per_byte,
+									  double *read_ns_per_byte);
+
 /* blockcodec.c */
 typedef struct CompSpillEncoder CompSpillEncoder;
 
@@ -188,6 +275,7 @@ extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,
 										  CompSpillStats *stats);
 extern Size CompSpillFileExtentSize(CompSpillFile *file);
 extern Size CompSpillFileBufferSize(CompSpillFile *file);
+extern bool CompSpillFileAligned(CompSpillFile *file);
 extern void CompSpillFileBeginStream(CompSpillFile *file,
 									 CompSpillExtents *ext);
 extern char *CompSpillFileReserve(CompSpillFile *file, Size len);

@@ -108,6 +108,13 @@ struct CompSpill
 
 	/* the run being written, or NULL */
 	CompSpillRun *run;
+
+	/* codec = auto: the costs measured so far, and the I/O already fed */
+	CompSpillAutoCodec ac;
+	int64		ac_written;
+	instr_time	ac_write_time;
+	int64		ac_read;
+	instr_time	ac_read_time;
 };
 
 struct CompSpillRunReader
@@ -184,6 +191,8 @@ CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
 	sp->stats = stats;
 	sp->block_size = block_size;
 	sp->comp = CompSpillCompressorCreate(set->level);
+	if (set->codec == COMPSPILL_CODEC_AUTO)
+		CompSpillAutoInit(&sp->ac, set->level);
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;
 	stats->block_size = block_size;
@@ -261,14 +270,46 @@ CompSpillRunEnd(CompSpill *sp)
 }
 
 /*
- * Choose the codec of the next frame.
+ * Choose the codec of the next frame: the one asked for, or with codec =
+ * auto the one the costs measured so far favour.
  */
 static inline CompSpillCodec
 compspill_frame_codec(CompSpill *sp)
 {
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
-		return COMPSPILL_CODEC_LZ4;
+		return CompSpillAutoNext(&sp->ac);
 	return sp->set.codec;
+}
+
+/*
+ * With codec = auto, pass the file I/O done since the last call to the
+ * codec chooser, as totals: a write covers many frames.
+ */
+static void
+compspill_feed_io(CompSpill *sp)
+{
+	CompSpillStats *st = sp->stats;
+
+	if (st->bytes_written > sp->ac_written)
+	{
+		instr_time	t = st->write_time;
+
+		INSTR_TIME_SUBTRACT(t, sp->ac_write_time);
+		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
+								 INSTR_TIME_GET_DOUBLE(t));
+		sp->ac_written = st->bytes_written;
+		sp->ac_write_time = st->write_time;
+	}
+	if (st->bytes_read > sp->ac_read)
+	{
+		instr_time	t = st->read_time;
+
+		INSTR_TIME_SUBTRACT(t, sp->ac_read_time);
+		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read,
+								INSTR_TIME_GET_DOUBLE(t));
+		sp->ac_read = st->bytes_read;
+		sp->ac_read_time = st->read_time;
+	}
 }
 
 /*
@@ -320,8 +361,23 @@ compspill_emit_frame(CompSpill *sp)
 									 COMPSPILL_FRAME_HEADER_SIZE +
 									 Max(bound, rawlen));
 		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
-		clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
-								 payload, bound);
+		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		{
+			instr_time	start;
+			instr_time	end;
+
+			INSTR_TIME_SET_CURRENT(start);
+			clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
+									 payload, bound);
+			INSTR_TIME_SET_CURRENT(end);
+			INSTR_TIME_SUBTRACT(end, start);
+			CompSpillAutoRecordCompress(&sp->ac, codec, rawlen,
+										clen > 0 ? clen : rawlen,
+										INSTR_TIME_GET_DOUBLE(end));
+		}
+		else
+			clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
+									 payload, bound);
 
 		if (clen > 0 && clen < rawlen)
 		{
@@ -355,6 +411,9 @@ compspill_emit_frame(CompSpill *sp)
 	sp->stats->bytes_raw += rawlen;
 	sp->stats->frames_written++;
 	sp->stats->frames_by_codec[codec]++;
+
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		compspill_feed_io(sp);
 }
 
 /* Give back the space of a run that will not be read again */
@@ -415,8 +474,7 @@ CompSpillWriterMemory(Size block_size, Size write_size)
 {
 	Size		encoder = block_size + block_size / 2;
 	Size		scratch = block_size + block_size / 4;
-	Size		wbuf = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN)) +
-		COMPSPILL_ALIGN;
+	Size		wbuf = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
 
 	return encoder + scratch + wbuf + 2048;
 }
@@ -446,7 +504,7 @@ CompSpillReaderCreate(CompSpill *sp, Size read_size)
 	CompSpillGrowBuffer(cxt, &r->rbuf, &r->rbuf_cap,
 						COMPSPILL_ALIGN_UP(Max(read_size,
 											   COMPSPILL_MIN_READ_BUFFER)),
-						0, true);
+						0, CompSpillFileAligned(sp->file));
 
 	/* the decompression buffer comes with the first compressed frame */
 	r->dbuf_cap = 0;
@@ -512,7 +570,7 @@ CompSpillReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
 {
 	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
 											  COMPSPILL_MIN_READ_BUFFER)) +
-		2 * COMPSPILL_ALIGN;
+		COMPSPILL_ALIGN;
 	Size		dbuf = stored_size < raw_size ? raw_size : 0;
 
 	return rbuf + dbuf + fixed_size + 4096;
@@ -563,7 +621,8 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 		memmove(r->rbuf, r->rbuf + (start - r->rbuf_off), keep);
 
 	/* a frame bigger than the buffer: grow it */
-	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, want, keep, true);
+	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, want, keep,
+						CompSpillFileAligned(r->sp->file));
 
 	Assert(keep < want);
 	need = span > keep ? span - keep : 0;
@@ -607,6 +666,7 @@ compspill_load_frame(CompSpillRunReader *r)
 	const char *detail = NULL;
 	pg_crc32c	crc;
 	off_t		pos = r->pos;
+	instr_time	start;
 
 	if (pos >= r->run->len)
 	{
@@ -665,11 +725,24 @@ compspill_load_frame(CompSpillRunReader *r)
 		CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, hdr.raw_len, 0,
 							false);
 
+		INSTR_TIME_SET_CURRENT(start);
 		if (!CompSpillDecompress(r->sp->comp, (CompSpillCodec) hdr.codec,
 								 payload, hdr.stored_len,
 								 r->dbuf, hdr.raw_len, &detail))
 			compspill_corrupt_frame(r, pos, detail ? detail :
 									"The block could not be decompressed.");
+		if (r->sp->set.codec == COMPSPILL_CODEC_AUTO)
+		{
+			instr_time	end;
+
+			INSTR_TIME_SET_CURRENT(end);
+			INSTR_TIME_SUBTRACT(end, start);
+			CompSpillAutoRecordDecompress(&r->sp->ac,
+										  (CompSpillCodec) hdr.codec,
+										  hdr.raw_len,
+										  INSTR_TIME_GET_DOUBLE(end));
+			compspill_feed_io(r->sp);
+		}
 		raw = r->dbuf;
 	}
 

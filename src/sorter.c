@@ -63,9 +63,6 @@
 #define COMPSPILL_INITIAL_MEMTUPSIZE \
 	Max(1024, ALLOCSET_SEPARATE_THRESHOLD / sizeof(CompSpillSortTuple) + 1)
 
-/* fewest rows a run is cut at, whatever the fixed costs of the sort */
-#define COMPSPILL_MIN_RUN_ROWS		64
-
 /* smallest block and write buffer the sorter will use */
 #define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
 #define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
@@ -290,8 +287,8 @@ compspill_remeasure(CompSpillSorter *s)
 
 /*
  * Is there no room for another block of tuples?  A run holds at least a
- * few rows, or an eighth of work_mem of them, whatever the fixed costs, so
- * that a sort always makes progress.
+ * quarter of work_mem of tuples whatever the fixed costs, which at the
+ * smallest work_mem take most of it, so that runs do not become tiny.
  */
 static inline bool
 compspill_memory_full(CompSpillSorter *s)
@@ -299,8 +296,7 @@ compspill_memory_full(CompSpillSorter *s)
 	int64		tuples = (int64) s->tuplecxt->mem_allocated;
 
 	return tuples + s->other_mem > s->allowed_mem - s->tuple_block &&
-		(s->memtupcount >= COMPSPILL_MIN_RUN_ROWS ||
-		 tuples >= s->allowed_mem / 8);
+		tuples >= s->allowed_mem / 4;
 }
 
 /*
@@ -505,8 +501,12 @@ compspill_start_spill(CompSpillSorter *s)
 		s->block_size = TYPEALIGN(1024, b);
 	}
 
-	/* extents: a sixty-fourth of work_mem, at least a page, at most 256kB */
-	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 64,
+	/*
+	 * Extents: a run holds a work_mem of tuples, compressed to a third or
+	 * so; an extent of a 128th of work_mem wastes about 1% at each run's
+	 * end and keeps what consuming readers have not given back yet small.
+	 */
+	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 128,
 										   (Size) 256 * 1024));
 	extent_size = Max(extent_size, COMPSPILL_ALIGN);
 

@@ -75,6 +75,7 @@ struct CompSpillFile
 {
 	File		vfd;			/* fd.c virtual file descriptor */
 	bool		dio;			/* O_DIRECT wanted and not refused */
+	bool		aligned;		/* buffers page-aligned (direct I/O asked) */
 	CompSpillStats *stats;		/* the operation's figures */
 	MemoryContext cxt;			/* where the buffers live */
 	Size		extent_size;	/* a multiple of COMPSPILL_ALIGN */
@@ -191,6 +192,27 @@ CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap, Size need,
 	return true;
 }
 
+/* Allocate an I/O buffer of the file in CurrentMemoryContext */
+static char *
+compspill_alloc_buf(CompSpillFile *file, Size size)
+{
+	if (file->aligned)
+		return CompSpillAllocAligned(size);
+	return palloc_extended(size, MCXT_ALLOC_HUGE);
+}
+
+/* Free an I/O buffer of the file */
+static void
+compspill_free_buf(CompSpillFile *file, char *buf)
+{
+	if (buf == NULL)
+		return;
+	if (file->aligned)
+		CompSpillFreeAligned(buf);
+	else
+		pfree(buf);
+}
+
 /*
  * Open the operation's temp file, with extents of extent_size bytes and a
  * write buffer of about write_size bytes.
@@ -212,6 +234,7 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 	file->dio = false;
 #endif
 	stats->dio_active = file->dio;
+	file->aligned = file->dio;
 
 	file->extent_size = COMPSPILL_ALIGN_UP(Max(extent_size, COMPSPILL_ALIGN));
 	file->free_cap = 64;
@@ -239,7 +262,7 @@ void
 CompSpillFileClose(CompSpillFile *file)
 {
 	FileClose(file->vfd);
-	CompSpillFreeAligned(file->buf);
+	compspill_free_buf(file, file->buf);
 	pfree(file->free);
 	pfree(file);
 }
@@ -248,7 +271,19 @@ CompSpillFileClose(CompSpillFile *file)
 Size
 CompSpillFileBufferSize(CompSpillFile *file)
 {
-	return file->buf != NULL ? file->bufsize + COMPSPILL_ALIGN : 0;
+	if (file->buf == NULL)
+		return 0;
+	return file->bufsize + (file->aligned ? COMPSPILL_ALIGN : 0);
+}
+
+/*
+ * Must the file's I/O buffers be aligned to the page?  Only direct I/O
+ * needs it; buffered I/O saves the alignment slack of every buffer.
+ */
+bool
+CompSpillFileAligned(CompSpillFile *file)
+{
+	return file->aligned;
 }
 
 /* Return the size of the file's extents */
@@ -380,7 +415,7 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 {
 	Size		done = 0;
 
-	Assert(((uintptr_t) data % COMPSPILL_ALIGN) == 0);
+	Assert(!file->aligned || ((uintptr_t) data % COMPSPILL_ALIGN) == 0);
 	Assert((len % COMPSPILL_ALIGN) == 0);
 	Assert((offset % COMPSPILL_ALIGN) == 0);
 
@@ -498,7 +533,7 @@ compspill_stream_extent(CompSpillFile *file, int64 idx)
 	Assert(idx == ext->n);
 	if (ext->n >= ext->cap)
 	{
-		ext->cap = Max(ext->cap * 2, 8);
+		ext->cap = Max(ext->cap * 2, 4);
 		if (ext->ext == NULL)
 			ext->ext = MemoryContextAlloc(file->cxt, sizeof(int32) * ext->cap);
 		else
@@ -564,7 +599,7 @@ CompSpillFileBeginStream(CompSpillFile *file, CompSpillExtents *ext)
 		MemoryContext oldcxt = MemoryContextSwitchTo(file->cxt);
 
 		file->bufsize = file->nominal_size;
-		file->buf = CompSpillAllocAligned(file->bufsize);
+		file->buf = compspill_alloc_buf(file, file->bufsize);
 		MemoryContextSwitchTo(oldcxt);
 	}
 }
@@ -613,11 +648,11 @@ CompSpillFileReserve(CompSpillFile *file, Size len)
 
 		newsize = Max(file->nominal_size, COMPSPILL_ALIGN_UP(tail + len));
 		oldcxt = MemoryContextSwitchTo(file->cxt);
-		newbuf = CompSpillAllocAligned(newsize);
+		newbuf = compspill_alloc_buf(file, newsize);
 		MemoryContextSwitchTo(oldcxt);
 		if (tail > 0)
 			memcpy(newbuf, file->buf, tail);
-		CompSpillFreeAligned(file->buf);
+		compspill_free_buf(file, file->buf);
 		file->buf = newbuf;
 		file->bufsize = newsize;
 	}
@@ -685,7 +720,7 @@ void
 CompSpillFileEndWrites(CompSpillFile *file)
 {
 	Assert(file->cur == NULL);
-	CompSpillFreeAligned(file->buf);
+	compspill_free_buf(file, file->buf);
 	file->buf = NULL;
 	file->bufsize = 0;
 }
@@ -723,7 +758,7 @@ CompSpillFileRead(CompSpillFile *file, const CompSpillExtents *ext,
 	Size		done = 0;
 
 	Assert((offset % COMPSPILL_ALIGN) == 0);
-	Assert(((uintptr_t) buf % COMPSPILL_ALIGN) == 0);
+	Assert(!file->aligned || ((uintptr_t) buf % COMPSPILL_ALIGN) == 0);
 	Assert((len % COMPSPILL_ALIGN) == 0);
 	Assert(need <= len);
 

@@ -1,0 +1,566 @@
+/*-------------------------------------------------------------------------
+ *
+ * autocodec.c
+ *	  compspill.codec = auto: choose each spill's codec from the costs
+ *	  measured while it runs.
+ *
+ * Whether compressing a spill pays depends on where the bytes go.  In the
+ * page cache a byte costs a fraction of a nanosecond to write and to read
+ * back, less than any codec spends on it, and the fastest spill stores
+ * blocks raw.  On a disk that writes 50-250 MB/s a byte costs 4-20 ns each
+ * way and zstd, which costs more CPU than lz4 but stores fewer bytes, wins.
+ * The same machine can be either, from one spill to the next and within
+ * one spill (the page cache fills, dirty pages start being throttled).  So
+ * auto measures, as the spill runs, what each candidate costs and what the
+ * temp device costs, and picks the codec that minimises the time.
+ *
+ * The model.  For a codec c, with per raw byte compression cost C_c and
+ * decompression cost D_c (ns), compression ratio R_c (raw / stored bytes),
+ * per file byte write and read costs W and Rd (ns), and k the number of
+ * times each written byte is read back (1: the next merge reads it once),
+ * the time per raw byte spilled is
+ *
+ *		T_c = C_c + k * D_c + (W + k * Rd) / R_c
+ *
+ * "none" is the codec with C = D = 0 and R = 1, so T_none = W + k * Rd.
+ * CompSpillAutoDecide returns the codec of least T; codecs whose T is equal
+ * (within a relative 1e-9) go to the one of least CPU cost, C + k * D.
+ * The model ignores what does not depend on the codec (encoding, CRC) and
+ * assumes I/O and CPU do not overlap, which holds for compspill: writes
+ * and reads are synchronous FileWrite / FileRead calls.
+ *
+ * The measurements.  The run writer asks CompSpillAutoNext for the codec
+ * of each block, times the compression and reports it with
+ * CompSpillAutoRecordCompress (the raw size, the stored size, the
+ * seconds); the spill file's writes and reads, each a coalesced buffer of
+ * about write_size bytes holding many blocks, come through
+ * CompSpillAutoRecordWrite / RecordRead; readers report decompression
+ * through CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
+ * computed from totals: samples are summed until they add up to at least
+ * COMPSPILL_AUTO_MIN_SAMPLE_NS of work (or COMPSPILL_AUTO_MAX_PENDING
+ * bytes, for work that takes no measurable time), so a coarse clock, a
+ * zero or negative duration (clamped to zero) or a small block never
+ * makes a figure on its own, and a write is never charged to the block
+ * that happened to trigger it.
+ *
+ * The figures are exponentially weighted averages, aged by data rather
+ * than by samples: when a figure is updated, the weight of the new sample
+ * is a / (a + H), where a is the number of bytes that have gone through
+ * its stream (compression, decompression, writes, reads) since its last
+ * update and H a horizon (COMPSPILL_AUTO_CPU_HORIZON, _IO_HORIZON), capped
+ * at COMPSPILL_AUTO_MAX_WEIGHT.  The chosen codec's figures, updated every
+ * block, move slowly (a 64 kB block weighs 6%); a probed codec's figures,
+ * updated rarely, follow each probe more closely; the I/O figures follow
+ * the device quickly (a 1 MB write weighs 50%), because they are measured
+ * per file byte and a well compressed spill writes rarely; no sample
+ * weighs more than half, so that one outlier (the backend descheduled for
+ * a while) does not take over.
+ *
+ * What is not measured yet is estimated:
+ *	- decompression, before a block of that codec has been read, costs a
+ *	  fixed fraction of its compression: COMPSPILL_AUTO_LZ4_DECOMPRESS
+ *	  (0.2: lz4 decodes about five times faster than it encodes) and
+ *	  COMPSPILL_AUTO_ZSTD_DECOMPRESS (0.35 at levels up to 3; 0.1 above,
+ *	  where compression slows down and decompression does not);
+ *	- writes, before the first is timed, cost COMPSPILL_AUTO_PRIOR_WRITE_NS
+ *	  (2.5 ns/byte, 400 MB/s, between the page cache and a disk);
+ *	- reads, before the first is timed, cost what writes cost;
+ *	- "none" costs no CPU and stores as many bytes as it is given.
+ *
+ * Probing.  A codec is only measured when blocks are compressed with it,
+ * so the first blocks of a spill probe lz4 and zstd (until each has a
+ * figure, at most COMPSPILL_AUTO_INITIAL_PROBES blocks each), and later one
+ * block now and then is compressed with a codec that is not the current
+ * choice: every 48 blocks for a codec within 1.5 times the choice's time,
+ * every 128 within 3 times, every 512 beyond.  Probes are never more than
+ * COMPSPILL_AUTO_MAX_PROBE_PCT percent of the blocks.  A probe block is
+ * stored with the probed codec like any other block: nothing is compressed
+ * twice.  "none" is never probed; its costs are known.  The choice changes
+ * only when another codec is better by COMPSPILL_AUTO_HYSTERESIS (2%), so
+ * that noise in the measurements does not make it flap; switching itself
+ * costs nothing (each frame names its codec), so the margin is small.
+ *
+ * Nothing here allocates, raises errors or reads the clock: callers time
+ * their own work with instr_time and pass seconds, which keeps this file a
+ * pure computation that test/unit runs outside the server.
+ *
+ * IDENTIFICATION
+ *	  src/autocodec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "compspill.h"
+
+/* decompression cost as a fraction of compression cost, until measured */
+#define COMPSPILL_AUTO_LZ4_DECOMPRESS		0.2
+#define COMPSPILL_AUTO_ZSTD_DECOMPRESS		0.35	/* levels <= 3 */
+#define COMPSPILL_AUTO_ZSTD_DECOMPRESS_SLOW 0.1 /* levels > 3 */
+
+/* write cost per file byte assumed until a write has been timed */
+#define COMPSPILL_AUTO_PRIOR_WRITE_NS		2.5
+
+/* a sample is folded in once it holds this much work ... */
+#define COMPSPILL_AUTO_MIN_SAMPLE_NS		20000.0
+/* ... or this many bytes, whatever their time */
+#define COMPSPILL_AUTO_MAX_PENDING			(4.0 * 1024 * 1024)
+
+/* smoothing horizons in bytes, and the most one sample may weigh */
+#define COMPSPILL_AUTO_CPU_HORIZON			(1.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_IO_HORIZON			(1.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_MAX_WEIGHT			0.5
+
+/* the least stored fraction believed: a ratio of at most a million */
+#define COMPSPILL_AUTO_MIN_STORED_FRACTION	1e-6
+
+/* probing */
+#define COMPSPILL_AUTO_INITIAL_PROBES		4
+#define COMPSPILL_AUTO_PROBE_NEAR			48	/* within 1.5 times */
+#define COMPSPILL_AUTO_PROBE_MID			128 /* within 3 times */
+#define COMPSPILL_AUTO_PROBE_FAR			512
+#define COMPSPILL_AUTO_MAX_PROBE_PCT		5
+
+/* a better codec must save this fraction of the time to be switched to */
+#define COMPSPILL_AUTO_HYSTERESIS			0.02
+
+/* relative difference under which two times are equal */
+#define COMPSPILL_AUTO_TIE					1e-9
+
+static bool compspill_auto_usable(const CompSpillCodecCost *cost);
+static void compspill_auto_estimate_init(CompSpillAutoEstimate *est);
+static void compspill_auto_estimate_set(CompSpillAutoEstimate *est,
+										double value);
+static void compspill_auto_estimate_add(CompSpillAutoEstimate *est,
+										double units, double amount,
+										double stream, double horizon,
+										double min_amount);
+static double compspill_auto_ns(double seconds);
+static bool compspill_auto_stored_codec(CompSpillCodec codec);
+static int64 compspill_auto_probe_interval(double t_codec, double t_choice);
+static CompSpillCodec compspill_auto_hand_out(CompSpillAutoCodec *ac,
+											  CompSpillCodec codec,
+											  bool probe);
+
+/*
+ * Return the model's time per raw byte for a codec with the given costs.
+ */
+double
+CompSpillAutoModelTime(const CompSpillCodecCost *cost,
+					   double write_ns_per_byte, double read_ns_per_byte,
+					   double reads_per_write)
+{
+	return cost->compress_ns_per_byte +
+		reads_per_write * cost->decompress_ns_per_byte +
+		(write_ns_per_byte + reads_per_write * read_ns_per_byte) / cost->ratio;
+}
+
+/* Say whether a cost can be weighed: known, with sane figures */
+static bool
+compspill_auto_usable(const CompSpillCodecCost *cost)
+{
+	return cost->known &&
+		isfinite(cost->compress_ns_per_byte) &&
+		isfinite(cost->decompress_ns_per_byte) &&
+		isfinite(cost->ratio) && cost->ratio > 0.0;
+}
+
+/*
+ * Return the codec (NONE, LZ4 or ZSTD) of least modelled time; equal times
+ * go to the codec of least CPU cost, then to the lower codec number.
+ * Codecs whose cost is not known are not candidates; with none known,
+ * return NONE.
+ */
+CompSpillCodec
+CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+					double write_ns_per_byte, double read_ns_per_byte,
+					double reads_per_write)
+{
+	double		t[COMPSPILL_NUM_STORED_CODECS];
+	double		best_t = INFINITY;
+	double		best_cpu = INFINITY;
+	CompSpillCodec best = COMPSPILL_CODEC_NONE;
+
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		t[c] = INFINITY;
+		if (!compspill_auto_usable(&cost[c]))
+			continue;
+		t[c] = CompSpillAutoModelTime(&cost[c], write_ns_per_byte,
+									  read_ns_per_byte, reads_per_write);
+		if (isnan(t[c]))
+			t[c] = INFINITY;
+		if (t[c] < best_t)
+			best_t = t[c];
+	}
+
+	if (!isfinite(best_t))
+		return COMPSPILL_CODEC_NONE;
+
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		double		cpu;
+
+		if (t[c] > best_t + fabs(best_t) * COMPSPILL_AUTO_TIE)
+			continue;
+		cpu = cost[c].compress_ns_per_byte +
+			reads_per_write * cost[c].decompress_ns_per_byte;
+		if (cpu < best_cpu)
+		{
+			best_cpu = cpu;
+			best = (CompSpillCodec) c;
+		}
+	}
+
+	return best;
+}
+
+/* Make an estimate with no sample */
+static void
+compspill_auto_estimate_init(CompSpillAutoEstimate *est)
+{
+	memset(est, 0, sizeof(CompSpillAutoEstimate));
+}
+
+/* Make an estimate that is known a priori */
+static void
+compspill_auto_estimate_set(CompSpillAutoEstimate *est, double value)
+{
+	compspill_auto_estimate_init(est);
+	est->value = value;
+	est->known = true;
+}
+
+/*
+ * Add units (bytes) costing amount to an estimate, folding what is pending
+ * into the average once it holds min_amount or COMPSPILL_AUTO_MAX_PENDING
+ * bytes; stream is the position of the estimate's stream after these
+ * bytes, and the sample's weight grows with the bytes the stream moved
+ * since the last fold.
+ */
+static void
+compspill_auto_estimate_add(CompSpillAutoEstimate *est, double units,
+							double amount, double stream, double horizon,
+							double min_amount)
+{
+	double		sample;
+
+	est->pending_units += units;
+	est->pending_amount += amount;
+
+	if (est->pending_units <= 0.0)
+		return;
+	if (est->pending_amount < min_amount &&
+		est->pending_units < COMPSPILL_AUTO_MAX_PENDING)
+		return;
+
+	sample = est->pending_amount / est->pending_units;
+	if (!est->known)
+	{
+		est->value = sample;
+		est->known = true;
+	}
+	else
+	{
+		double		aged = Max(stream - est->stamp, est->pending_units);
+		double		weight = Min(aged / (aged + horizon),
+								 COMPSPILL_AUTO_MAX_WEIGHT);
+
+		est->value += weight * (sample - est->value);
+	}
+
+	est->stamp = stream;
+	est->pending_units = 0.0;
+	est->pending_amount = 0.0;
+}
+
+/* Convert a measured duration to nanoseconds, zero if it is not positive */
+static double
+compspill_auto_ns(double seconds)
+{
+	if (!(seconds > 0.0))		/* also catches NaN */
+		return 0.0;
+	return seconds * 1e9;
+}
+
+/* Say whether codec is one a block can be stored with */
+static bool
+compspill_auto_stored_codec(CompSpillCodec codec)
+{
+	return codec == COMPSPILL_CODEC_NONE ||
+		codec == COMPSPILL_CODEC_LZ4 ||
+		codec == COMPSPILL_CODEC_ZSTD;
+}
+
+/*
+ * Initialise the auto codec state of one operation; zstd_level is the
+ * level its compressor uses for zstd.
+ */
+void
+CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
+{
+	memset(ac, 0, sizeof(CompSpillAutoCodec));
+	ac->zstd_level = zstd_level;
+	ac->reads_per_write = 1.0;
+	ac->choice = COMPSPILL_CODEC_NONE;
+
+	compspill_auto_estimate_init(&ac->write);
+	compspill_auto_estimate_init(&ac->read);
+
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		CompSpillAutoCodecState *cs = &ac->codec[c];
+
+		compspill_auto_estimate_init(&cs->compress);
+		compspill_auto_estimate_init(&cs->decompress);
+		compspill_auto_estimate_init(&cs->stored);
+		cs->last_block = -1;
+	}
+
+	/* storing raw costs no CPU and saves nothing, until measured otherwise */
+	compspill_auto_estimate_set(&ac->codec[COMPSPILL_CODEC_NONE].compress, 0.0);
+	compspill_auto_estimate_set(&ac->codec[COMPSPILL_CODEC_NONE].decompress,
+								0.0);
+	compspill_auto_estimate_set(&ac->codec[COMPSPILL_CODEC_NONE].stored, 1.0);
+}
+
+/*
+ * Set how many times each written byte will be read back (1 by default:
+ * the next merge reads it once).
+ */
+void
+CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac, double reads_per_write)
+{
+	if (isnan(reads_per_write) || reads_per_write < 0.0)
+		reads_per_write = 1.0;
+	ac->reads_per_write = Min(reads_per_write, 1000.0);
+}
+
+/*
+ * Fill in the model's inputs as they stand: each stored codec's cost, with
+ * estimates where nothing is measured yet, and the I/O costs.
+ */
+void
+CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
+						  CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+						  double *write_ns_per_byte, double *read_ns_per_byte)
+{
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		const CompSpillAutoCodecState *cs = &ac->codec[c];
+		CompSpillCodecCost *cc = &cost[c];
+
+		cc->known = cs->compress.known && cs->stored.known;
+		cc->compress_ns_per_byte = cs->compress.value;
+		cc->ratio = 1.0 / Max(cs->stored.value,
+							  COMPSPILL_AUTO_MIN_STORED_FRACTION);
+		if (cs->decompress.known)
+			cc->decompress_ns_per_byte = cs->decompress.value;
+		else if (c == COMPSPILL_CODEC_LZ4)
+			cc->decompress_ns_per_byte =
+				cs->compress.value * COMPSPILL_AUTO_LZ4_DECOMPRESS;
+		else if (c == COMPSPILL_CODEC_ZSTD)
+			cc->decompress_ns_per_byte = cs->compress.value *
+				(ac->zstd_level <= 3 ? COMPSPILL_AUTO_ZSTD_DECOMPRESS :
+				 COMPSPILL_AUTO_ZSTD_DECOMPRESS_SLOW);
+		else
+			cc->decompress_ns_per_byte = 0.0;
+	}
+
+	*write_ns_per_byte = ac->write.known ? ac->write.value :
+		COMPSPILL_AUTO_PRIOR_WRITE_NS;
+	*read_ns_per_byte = ac->read.known ? ac->read.value : *write_ns_per_byte;
+}
+
+/*
+ * Return how many blocks apart to probe a codec whose modelled time is
+ * t_codec when the choice's is t_choice.
+ */
+static int64
+compspill_auto_probe_interval(double t_codec, double t_choice)
+{
+	if (!(t_choice > 0.0) || !isfinite(t_codec))
+		return COMPSPILL_AUTO_PROBE_NEAR;
+	if (t_codec <= 1.5 * t_choice)
+		return COMPSPILL_AUTO_PROBE_NEAR;
+	if (t_codec <= 3.0 * t_choice)
+		return COMPSPILL_AUTO_PROBE_MID;
+	return COMPSPILL_AUTO_PROBE_FAR;
+}
+
+/* Count a block handed out with codec, a probe or not, and return codec */
+static CompSpillCodec
+compspill_auto_hand_out(CompSpillAutoCodec *ac, CompSpillCodec codec,
+						bool probe)
+{
+	CompSpillAutoCodecState *cs = &ac->codec[codec];
+
+	cs->last_block = ac->nblocks;
+	cs->blocks++;
+	if (probe)
+	{
+		cs->probes++;
+		ac->nprobes++;
+	}
+	ac->nblocks++;
+	return codec;
+}
+
+/*
+ * Return the codec for the next block: the current choice, revised from
+ * the latest figures, or now and then a probe of another codec.
+ */
+CompSpillCodec
+CompSpillAutoNext(CompSpillAutoCodec *ac)
+{
+	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
+	double		w;
+	double		r;
+	double		k = ac->reads_per_write;
+	double		t_choice;
+	CompSpillCodec best;
+	CompSpillCodec probe = COMPSPILL_CODEC_NONE;
+	int64		most_overdue = 0;
+
+	CompSpillAutoCurrentCosts(ac, cost, &w, &r);
+
+	/* the first blocks measure each codec */
+	for (int c = COMPSPILL_CODEC_LZ4; c <= COMPSPILL_CODEC_ZSTD; c++)
+	{
+		if (!cost[c].known &&
+			ac->codec[c].probes < COMPSPILL_AUTO_INITIAL_PROBES)
+			return compspill_auto_hand_out(ac, (CompSpillCodec) c, true);
+	}
+
+	/* revise the choice, if another codec is clearly better */
+	best = CompSpillAutoDecide(cost, w, r, k);
+	if (best != ac->choice)
+	{
+		bool		change = true;
+
+		if (compspill_auto_usable(&cost[ac->choice]))
+		{
+			double		t_best = CompSpillAutoModelTime(&cost[best], w, r, k);
+			double		t_cur = CompSpillAutoModelTime(&cost[ac->choice],
+													   w, r, k);
+
+			change = t_best < t_cur * (1.0 - COMPSPILL_AUTO_HYSTERESIS);
+		}
+		if (change)
+		{
+			if (ac->nblocks > ac->nprobes)
+				ac->nswitches++;	/* not the first choice */
+			ac->choice = best;
+		}
+	}
+
+	/* probe another codec now and then, within the probe budget */
+	if ((ac->nprobes + 1) * 100 <= (ac->nblocks + 1) * COMPSPILL_AUTO_MAX_PROBE_PCT)
+	{
+		t_choice = CompSpillAutoModelTime(&cost[ac->choice], w, r, k);
+
+		for (int c = COMPSPILL_CODEC_LZ4; c <= COMPSPILL_CODEC_ZSTD; c++)
+		{
+			int64		interval;
+			int64		overdue;
+
+			if (c == (int) ac->choice)
+				continue;
+			if (compspill_auto_usable(&cost[c]))
+				interval = compspill_auto_probe_interval(CompSpillAutoModelTime(&cost[c], w, r, k),
+														 t_choice);
+			else
+				interval = COMPSPILL_AUTO_PROBE_NEAR;
+
+			overdue = ac->nblocks - ac->codec[c].last_block - interval + 1;
+			if (overdue > most_overdue)
+			{
+				most_overdue = overdue;
+				probe = (CompSpillCodec) c;
+			}
+		}
+		if (most_overdue > 0)
+			return compspill_auto_hand_out(ac, probe, true);
+	}
+
+	return compspill_auto_hand_out(ac, ac->choice, false);
+}
+
+/*
+ * Record that rawlen bytes were compressed with codec into storedlen bytes
+ * (rawlen when it did not pay, or for none) in the given seconds.
+ */
+void
+CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
+							Size rawlen, Size storedlen, double seconds)
+{
+	CompSpillAutoCodecState *cs;
+	double		raw = (double) rawlen;
+
+	if (!compspill_auto_stored_codec(codec) || rawlen == 0)
+		return;
+	cs = &ac->codec[codec];
+
+	ac->compressed_bytes += raw;
+	compspill_auto_estimate_add(&cs->compress, raw,
+								compspill_auto_ns(seconds),
+								ac->compressed_bytes,
+								COMPSPILL_AUTO_CPU_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+	compspill_auto_estimate_add(&cs->stored, raw,
+								(double) Max(storedlen, (Size) 1),
+								ac->compressed_bytes,
+								COMPSPILL_AUTO_CPU_HORIZON, 0.0);
+}
+
+/*
+ * Record one physical write of bytes to the spill file taking seconds.
+ */
+void
+CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
+{
+	if (bytes == 0)
+		return;
+	ac->written_bytes += (double) bytes;
+	compspill_auto_estimate_add(&ac->write, (double) bytes,
+								compspill_auto_ns(seconds),
+								ac->written_bytes,
+								COMPSPILL_AUTO_IO_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+}
+
+/*
+ * Record one physical read of bytes from the spill file taking seconds.
+ */
+void
+CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes, double seconds)
+{
+	if (bytes == 0)
+		return;
+	ac->read_bytes += (double) bytes;
+	compspill_auto_estimate_add(&ac->read, (double) bytes,
+								compspill_auto_ns(seconds),
+								ac->read_bytes,
+								COMPSPILL_AUTO_IO_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+}
+
+/*
+ * Record that a block stored with codec was decompressed back to rawlen
+ * bytes in the given seconds.
+ */
+void
+CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
+							  Size rawlen, double seconds)
+{
+	if (!compspill_auto_stored_codec(codec) || rawlen == 0)
+		return;
+	ac->decompressed_bytes += (double) rawlen;
+	compspill_auto_estimate_add(&ac->codec[codec].decompress, (double) rawlen,
+								compspill_auto_ns(seconds),
+								ac->decompressed_bytes,
+								COMPSPILL_AUTO_CPU_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+}

@@ -1,0 +1,547 @@
+/*-------------------------------------------------------------------------
+ *
+ * autocodec_test.c
+ *	  Standalone unit test of compspill.codec = auto (src/autocodec.c).
+ *
+ * Two parts.  The decision: CompSpillAutoDecide against the model
+ * computed here independently, on the costs of the page cache, of slow
+ * disks and of incompressible data.  The online state: a simulated spill
+ * (blocks compressed at given per-byte costs, coalesced 1 MB writes at a
+ * given device speed, with noise) fed through CompSpillAutoNext and the
+ * Record functions, checking that the choice converges to the model's,
+ * that probes stay a few percent of the blocks, and that the choice
+ * follows the device when it changes speed midway.
+ *
+ * src/autocodec.c is linked alone: it allocates nothing, raises no error
+ * and reads no clock, so no backend function needs a stub.
+ *
+ * Usage: autocodec_test [-v]
+ *
+ * IDENTIFICATION
+ *	  test/unit/autocodec_test.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compspill.h"
+
+/* use libc's printf family, not libpgport's, which is not linked in */
+#undef printf
+#undef fprintf
+#undef vprintf
+
+#define NONE	COMPSPILL_CODEC_NONE
+#define LZ4		COMPSPILL_CODEC_LZ4
+#define ZSTD	COMPSPILL_CODEC_ZSTD
+
+static int	npassed = 0;
+static int	nfailed = 0;
+static bool verbose = false;
+
+/* Count one check, printing it when it fails or when verbose */
+static void
+check(bool ok, const char *name, const char *fmt,...)
+	pg_attribute_printf(3, 4);
+
+static void
+check(bool ok, const char *name, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (ok)
+		npassed++;
+	else
+		nfailed++;
+	if (ok && !verbose)
+		return;
+	printf("%s: %s: ", ok ? "ok  " : "FAIL", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static const char *
+name(CompSpillCodec c)
+{
+	switch (c)
+	{
+		case NONE:
+			return "none";
+		case LZ4:
+			return "lz4";
+		case ZSTD:
+			return "zstd";
+		default:
+			return "?";
+	}
+}
+
+/* ----------------------------------------------------------------
+ * The decision
+ * ----------------------------------------------------------------
+ */
+
+/* Realistic costs: lz4 1.5 ns/B, zstd level 1 3 ns/B, from the brief */
+static void
+realistic(CompSpillCodecCost cost[3], double lz4_ratio, double zstd_ratio)
+{
+	memset(cost, 0, sizeof(CompSpillCodecCost) * 3);
+	cost[NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
+	cost[LZ4] = (CompSpillCodecCost) {1.5, 0.3, lz4_ratio, true};
+	cost[ZSTD] = (CompSpillCodecCost) {3.0, 1.05, zstd_ratio, true};
+}
+
+/* The model, written out again here: time per raw byte */
+static double
+model(const CompSpillCodecCost *c, double w, double r, double k)
+{
+	return c->compress_ns_per_byte + k * c->decompress_ns_per_byte +
+		(w + k * r) / c->ratio;
+}
+
+/* The model's pick by brute force (strictly least time, lowest CPU first) */
+static CompSpillCodec
+model_pick(const CompSpillCodecCost cost[3], double w, double r, double k)
+{
+	CompSpillCodec best = NONE;
+	double		best_t = INFINITY;
+
+	for (int c = 0; c < 3; c++)
+	{
+		double		t;
+
+		if (!cost[c].known)
+			continue;
+		t = model(&cost[c], w, r, k);
+		if (t < best_t)
+		{
+			best_t = t;
+			best = (CompSpillCodec) c;
+		}
+	}
+	return best;
+}
+
+/*
+ * Check that CompSpillAutoDecide gives expect, that this is the model's
+ * pick, and that CompSpillAutoModelTime agrees with the model.
+ */
+static void
+check_decide(const char *test, const CompSpillCodecCost cost[3], double w,
+			 double r, double k, CompSpillCodec expect)
+{
+	CompSpillCodec got = CompSpillAutoDecide(cost, w, r, k);
+	CompSpillCodec pick = model_pick(cost, w, r, k);
+	bool		times_ok = true;
+	double		t[3];
+
+	for (int c = 0; c < 3; c++)
+	{
+		t[c] = model(&cost[c], w, r, k);
+		if (fabs(CompSpillAutoModelTime(&cost[c], w, r, k) - t[c]) >
+			1e-12 * Max(1.0, t[c]))
+			times_ok = false;
+	}
+	check(times_ok, test, "CompSpillAutoModelTime matches the model");
+	check(got == expect && pick == expect, test,
+		  "T(none)=%.3f T(lz4)=%.3f T(zstd)=%.3f ns/B at write %.2f read %.2f x%.1f: "
+		  "decided %s, model %s, expected %s",
+		  t[NONE], t[LZ4], t[ZSTD], w, r, k, name(got), name(pick),
+		  name(expect));
+}
+
+static void
+test_decide(void)
+{
+	CompSpillCodecCost cost[3];
+
+	/* page cache: I/O cheaper than any codec, store raw */
+	realistic(cost, 3.0, 4.0);
+	check_decide("page cache 0.3 ns/B", cost, 0.3, 0.3, 1.0, NONE);
+
+	/* the brief's case: lz4 1.5 / 0.3 / ratio 3 at write 0.25 ns/B */
+	realistic(cost, 3.0, 4.0);
+	cost[ZSTD].known = false;
+	check_decide("lz4 vs none at 0.25 ns/B", cost, 0.25, 0.25, 1.0, NONE);
+
+	/* page cache with data lz4 squeezes very cheaply: lz4 pays */
+	memset(cost, 0, sizeof(cost));
+	cost[NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
+	cost[LZ4] = (CompSpillCodecCost) {0.15, 0.03, 12.0, true};
+	cost[ZSTD] = (CompSpillCodecCost) {0.6, 0.2, 20.0, true};
+	check_decide("page cache, cheap lz4", cost, 0.3, 0.3, 1.0, LZ4);
+
+	/* slow disk, 50 MB/s = 20 ns/B: zstd */
+	realistic(cost, 3.0, 4.0);
+	check_decide("disk 50 MB/s", cost, 20.0, 20.0, 1.0, ZSTD);
+
+	/*
+	 * 250 MB/s = 4 ns/B: the model picks lz4 with these costs.  zstd saves
+	 * (4+4) * (1/3 - 1/4) = 0.67 ns/B of I/O but costs 2.25 ns/B more CPU;
+	 * it wins only below about 74 MB/s (13.5 ns/B each way).
+	 */
+	realistic(cost, 3.0, 4.0);
+	check_decide("disk 250 MB/s", cost, 4.0, 4.0, 1.0, LZ4);
+	check_decide("disk 100 MB/s", cost, 10.0, 10.0, 1.0, LZ4);
+	check_decide("disk 70 MB/s", cost, 1000.0 / 70, 1000.0 / 70, 1.0, ZSTD);
+
+	/* read back three times (multi-pass merge): zstd wins earlier */
+	check_decide("disk 83 MB/s", cost, 12.0, 12.0, 1.0, LZ4);
+	check_decide("disk 83 MB/s, 3 reads", cost, 12.0, 12.0, 3.0, ZSTD);
+
+	/* reads slower than writes count as such */
+	check_decide("write 4, read 40 ns/B", cost, 4.0, 40.0, 1.0, ZSTD);
+
+	/* incompressible: compression only costs, at any device speed */
+	memset(cost, 0, sizeof(cost));
+	cost[NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
+	cost[LZ4] = (CompSpillCodecCost) {0.5, 0.1, 1.0, true};
+	cost[ZSTD] = (CompSpillCodecCost) {1.5, 0.3, 1.0, true};
+	check_decide("incompressible, page cache", cost, 0.3, 0.3, 1.0, NONE);
+	check_decide("incompressible, 50 MB/s", cost, 20.0, 20.0, 1.0, NONE);
+
+	/* equal times go to the cheaper CPU: 1 + 2/2 = 2 = T(none) */
+	memset(cost, 0, sizeof(cost));
+	cost[NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
+	cost[LZ4] = (CompSpillCodecCost) {1.0, 0.0, 2.0, true};
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == NONE, "tie",
+		  "lz4 and none both 2 ns/B: none");
+	cost[NONE].known = false;
+	cost[ZSTD] = (CompSpillCodecCost) {0.5, 0.25, 4.0, true};	/* T = 1.25 */
+	cost[LZ4] = (CompSpillCodecCost) {0.75, 0.0, 4.0, true};	/* T = 1.25 */
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == LZ4, "tie",
+		  "lz4 and zstd both 1.25 ns/B with 0.75 ns/B of CPU: lz4, the lower codec");
+	cost[ZSTD] = (CompSpillCodecCost) {0.2, 0.2, 4.0, true};	/* T = 0.9 */
+	cost[LZ4] = (CompSpillCodecCost) {0.5, 0.0, 5.0, true};	/* T = 0.9 */
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == ZSTD, "tie",
+		  "lz4 and zstd both 0.9 ns/B, zstd CPU 0.4 < lz4 0.5: zstd");
+
+	/* unknown or absurd costs are not candidates */
+	realistic(cost, 3.0, 4.0);
+	cost[ZSTD].known = false;
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == LZ4, "unknown",
+		  "zstd unknown at 20 ns/B: lz4");
+	cost[LZ4].ratio = NAN;
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == NONE, "unknown",
+		  "lz4 ratio NaN: none");
+	memset(cost, 0, sizeof(cost));
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == NONE, "unknown",
+		  "nothing known: none");
+}
+
+/* ----------------------------------------------------------------
+ * The online state
+ * ----------------------------------------------------------------
+ */
+
+/* A simulated device and codec costs */
+typedef struct Sim
+{
+	double		compress_ns[3];
+	double		decompress_ns[3];
+	double		ratio[3];
+	double		write_ns;		/* per file byte */
+	Size		block;			/* raw bytes per block */
+	Size		write_size;		/* coalesced write */
+	Size		pending;		/* bytes in the write buffer */
+	uint64		rng;
+	int64		used[3];		/* blocks per codec in the last window */
+	int64		window_blocks;
+	int64		window_probes;
+} Sim;
+
+/* Return a factor of 1 +/- 10% (xorshift) */
+static double
+noise(Sim *sim)
+{
+	sim->rng ^= sim->rng << 13;
+	sim->rng ^= sim->rng >> 7;
+	sim->rng ^= sim->rng << 17;
+	return 0.9 + 0.2 * (double) (sim->rng % 1000001) / 1000000.0;
+}
+
+static void
+sim_init(Sim *sim, double w)
+{
+	memset(sim, 0, sizeof(Sim));
+	sim->compress_ns[LZ4] = 1.5;
+	sim->compress_ns[ZSTD] = 3.0;
+	sim->decompress_ns[LZ4] = 0.3;
+	sim->decompress_ns[ZSTD] = 1.05;
+	sim->ratio[NONE] = 1.0;
+	sim->ratio[LZ4] = 3.0;
+	sim->ratio[ZSTD] = 4.0;
+	sim->write_ns = w;
+	sim->block = 64 * 1024;
+	sim->write_size = 1024 * 1024;
+	sim->rng = 88172645463325252ULL;
+}
+
+/* Spill nblocks blocks through ac, counting codecs used in this window */
+static void
+sim_run(Sim *sim, CompSpillAutoCodec *ac, int nblocks)
+{
+	int64		probes0 = ac->nprobes;
+
+	memset(sim->used, 0, sizeof(sim->used));
+	for (int i = 0; i < nblocks; i++)
+	{
+		CompSpillCodec c = CompSpillAutoNext(ac);
+		Size		stored = (Size) (sim->block / sim->ratio[c]);
+		double		secs = sim->block * sim->compress_ns[c] * 1e-9 * noise(sim);
+
+		sim->used[c]++;
+		CompSpillAutoRecordCompress(ac, c, sim->block,
+									c == NONE ? sim->block : stored, secs);
+		sim->pending += 24 + stored;
+		while (sim->pending >= sim->write_size)
+		{
+			CompSpillAutoRecordWrite(ac, sim->write_size,
+									 sim->write_size * sim->write_ns * 1e-9 *
+									 noise(sim));
+			sim->pending -= sim->write_size;
+		}
+	}
+	sim->window_blocks = nblocks;
+	sim->window_probes = ac->nprobes - probes0;
+}
+
+/*
+ * Spill blocks one at a time until the choice is target, at most max
+ * blocks; return how many it took, or -1.
+ */
+static int
+sim_until(Sim *sim, CompSpillAutoCodec *ac, CompSpillCodec target, int max)
+{
+	for (int i = 0; i < max; i++)
+	{
+		if (ac->choice == target)
+			return i;
+		sim_run(sim, ac, 1);
+	}
+	return ac->choice == target ? max : -1;
+}
+
+/* The model's pick for the simulated costs */
+static CompSpillCodec
+sim_pick(const Sim *sim)
+{
+	CompSpillCodecCost cost[3];
+
+	for (int c = 0; c < 3; c++)
+		cost[c] = (CompSpillCodecCost) {sim->compress_ns[c],
+			sim->decompress_ns[c], sim->ratio[c], true};
+	return model_pick(cost, sim->write_ns, sim->write_ns, 1.0);
+}
+
+/* Run a stable spill and check convergence and the probe budget */
+static void
+check_online(const char *test, Sim *sim, CompSpillCodec expect)
+{
+	CompSpillAutoCodec ac;
+	CompSpillCodec pick = sim_pick(sim);
+	double		share;
+	double		probe_pct;
+
+	CompSpillAutoInit(&ac, 1);
+	sim_run(sim, &ac, 200);		/* warm up */
+	sim_run(sim, &ac, 3000);
+	share = (double) sim->used[expect] / sim->window_blocks;
+	probe_pct = 100.0 * ac.nprobes / ac.nblocks;
+
+	check(pick == expect, test, "model picks %s, expected %s",
+		  name(pick), name(expect));
+	check(ac.choice == expect && share >= 0.95, test,
+		  "choice %s, %.1f%% of the last %lld blocks with %s",
+		  name(ac.choice), 100.0 * share, (long long) sim->window_blocks,
+		  name(expect));
+	check(probe_pct <= 5.0, test, "%lld probes in %lld blocks (%.2f%%)",
+		  (long long) ac.nprobes, (long long) ac.nblocks, probe_pct);
+	check(ac.nswitches <= 1, test, "%lld changes of choice",
+		  (long long) ac.nswitches);
+}
+
+static void
+test_online(void)
+{
+	Sim			sim;
+	CompSpillAutoCodec ac;
+	int			n;
+
+	sim_init(&sim, 0.3);
+	check_online("online page cache 0.3 ns/B", &sim, NONE);
+
+	sim_init(&sim, 0.3);
+	sim.compress_ns[LZ4] = 0.15;
+	sim.decompress_ns[LZ4] = 0.03;
+	sim.ratio[LZ4] = 12.0;
+	check_online("online page cache, cheap lz4", &sim, LZ4);
+
+	sim_init(&sim, 20.0);
+	check_online("online disk 50 MB/s", &sim, ZSTD);
+
+	sim_init(&sim, 4.0);
+	check_online("online disk 250 MB/s", &sim, LZ4);
+
+	sim_init(&sim, 20.0);
+	sim.ratio[LZ4] = 1.0;
+	sim.ratio[ZSTD] = 1.01;
+	sim.compress_ns[LZ4] = 0.5;
+	sim.compress_ns[ZSTD] = 1.5;
+	check_online("online incompressible 50 MB/s", &sim, NONE);
+
+	/* the disk gets slow midway, then fast again */
+	sim_init(&sim, 0.3);
+	CompSpillAutoInit(&ac, 1);
+	sim_run(&sim, &ac, 1000);
+	check(ac.choice == NONE, "online disk gets slow",
+		  "page cache first: %s", name(ac.choice));
+	sim.write_ns = 20.0;
+	n = sim_until(&sim, &ac, ZSTD, 600);
+	check(n >= 0 && n <= 300, "online disk gets slow",
+		  "zstd chosen %d blocks (%.1f MB) after the disk went to 20 ns/B",
+		  n, n * 64.0 / 1024);
+	sim_run(&sim, &ac, 500);
+	check(ac.choice == ZSTD && sim.used[ZSTD] >= 475, "online disk gets slow",
+		  "then %lld of 500 blocks with zstd",
+		  (long long) sim.used[ZSTD]);
+	sim.write_ns = 0.3;
+	n = sim_until(&sim, &ac, NONE, 600);
+	check(n >= 0 && n <= 300, "online disk gets fast",
+		  "none chosen %d blocks (%.1f MB) after the disk went to 0.3 ns/B",
+		  n, n * 64.0 / 1024);
+	sim_run(&sim, &ac, 500);
+	check(ac.choice == NONE && sim.used[NONE] >= 475, "online disk gets fast",
+		  "then %lld of 500 blocks with none",
+		  (long long) sim.used[NONE]);
+	check(100.0 * ac.nprobes / ac.nblocks <= 5.0, "online disk gets slow",
+		  "%lld probes in %lld blocks, %lld changes of choice",
+		  (long long) ac.nprobes, (long long) ac.nblocks,
+		  (long long) ac.nswitches);
+
+	/* the data gets incompressible midway on a slow disk */
+	sim_init(&sim, 20.0);
+	CompSpillAutoInit(&ac, 1);
+	sim_run(&sim, &ac, 500);
+	check(ac.choice == ZSTD, "online data gets incompressible",
+		  "compressible first: %s", name(ac.choice));
+	sim.ratio[LZ4] = 1.0;
+	sim.ratio[ZSTD] = 1.0;
+	n = sim_until(&sim, &ac, NONE, 600);
+	check(n >= 0 && n <= 300, "online data gets incompressible",
+		  "none chosen %d blocks after the data became incompressible", n);
+}
+
+/* The measurements: totals, guards, estimates */
+static void
+test_measurements(void)
+{
+	CompSpillAutoCodec ac;
+	CompSpillCodecCost cost[3];
+	double		w;
+	double		r;
+
+	/* before anything: the priors */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(cost[NONE].known && !cost[LZ4].known && !cost[ZSTD].known &&
+		  w == 2.5 && r == w, "priors",
+		  "none known, write %.2f, read %.2f ns/B", w, r);
+
+	/* the first blocks probe lz4 and zstd */
+	check(CompSpillAutoNext(&ac) == LZ4, "first blocks", "block 0 is lz4");
+	CompSpillAutoRecordCompress(&ac, LZ4, 65536, 21845, 65536 * 1.5e-9);
+	check(CompSpillAutoNext(&ac) == ZSTD, "first blocks", "block 1 is zstd");
+	CompSpillAutoRecordCompress(&ac, ZSTD, 65536, 16384, 65536 * 3e-9);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(cost[LZ4].compress_ns_per_byte - 1.5) < 1e-9 &&
+		  fabs(cost[LZ4].ratio - 65536.0 / 21845) < 1e-9 &&
+		  fabs(cost[LZ4].decompress_ns_per_byte - 0.3) < 1e-9 &&
+		  fabs(cost[ZSTD].decompress_ns_per_byte - 1.05) < 1e-9,
+		  "estimates", "lz4 %.3f/%.3f x%.2f, zstd %.3f/%.3f x%.2f",
+		  cost[LZ4].compress_ns_per_byte, cost[LZ4].decompress_ns_per_byte,
+		  cost[LZ4].ratio, cost[ZSTD].compress_ns_per_byte,
+		  cost[ZSTD].decompress_ns_per_byte, cost[ZSTD].ratio);
+
+	/* measured decompression replaces the estimate */
+	CompSpillAutoRecordDecompress(&ac, ZSTD, 65536, 65536 * 0.8e-9);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(cost[ZSTD].decompress_ns_per_byte - 0.8) < 1e-9, "estimates",
+		  "zstd decompression measured at %.3f ns/B",
+		  cost[ZSTD].decompress_ns_per_byte);
+
+	/* one coalesced write gives the per-byte cost from its totals */
+	CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 20e-9);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(w - 20.0) < 1e-9 && fabs(r - 20.0) < 1e-9, "write totals",
+		  "1 MB in 20.97 ms: write %.3f, read (assumed) %.3f ns/B", w, r);
+	CompSpillAutoRecordRead(&ac, 1024 * 1024, 1024 * 1024 * 5e-9);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(w - 20.0) < 1e-9 && fabs(r - 5.0) < 1e-9, "read measured",
+		  "write %.3f, read %.3f ns/B", w, r);
+
+	/*
+	 * Writes too short to time (a coarse clock reads 0, then one tick) are
+	 * summed: 9 x 4 kB in 0 s then one 4 kB write in 0.1 ms = 40 kB in
+	 * 0.1 ms, 2.44 ns/B.
+	 */
+	CompSpillAutoInit(&ac, 1);
+	for (int i = 0; i < 9; i++)
+		CompSpillAutoRecordWrite(&ac, 4096, 0.0);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(!ac.write.known && w == 2.5, "timer resolution",
+		  "zero-time writes not folded alone");
+	CompSpillAutoRecordWrite(&ac, 4096, 1e-4);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(w - 1e5 / 40960) < 1e-9, "timer resolution",
+		  "summed: %.4f ns/B, expected %.4f", w, 1e5 / 40960);
+
+	/* negative, NaN and infinite durations never make negative costs */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, -1.0);
+	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, NAN);
+	CompSpillAutoRecordCompress(&ac, LZ4, 8 * 1024 * 1024, 1024, -5.0);
+	CompSpillAutoRecordCompress(&ac, ZSTD, 65536, 0, 1e-3);
+	CompSpillAutoRecordCompress(&ac, COMPSPILL_CODEC_AUTO, 65536, 10, 1.0);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(w == 0.0 && cost[LZ4].compress_ns_per_byte == 0.0 &&
+		  isfinite(cost[ZSTD].ratio) && cost[ZSTD].ratio > 0,
+		  "bad durations", "write %.3f, lz4 %.3f ns/B, zstd ratio %.0f",
+		  w, cost[LZ4].compress_ns_per_byte, cost[ZSTD].ratio);
+
+	/* reads per write */
+	CompSpillAutoInit(&ac, 1);
+	check(ac.reads_per_write == 1.0, "reads per write", "defaults to 1");
+	CompSpillAutoSetReadsPerWrite(&ac, 3.0);
+	check(ac.reads_per_write == 3.0, "reads per write", "set to 3");
+	CompSpillAutoSetReadsPerWrite(&ac, -1.0);
+	check(ac.reads_per_write == 1.0, "reads per write", "negative means 1");
+
+	/* a level above 3 makes zstd's decompression estimate smaller */
+	CompSpillAutoInit(&ac, 9);
+	CompSpillAutoRecordCompress(&ac, ZSTD, 65536, 16384, 65536 * 10e-9);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(fabs(cost[ZSTD].decompress_ns_per_byte - 1.0) < 1e-9, "zstd level 9",
+		  "decompression estimate %.3f ns/B",
+		  cost[ZSTD].decompress_ns_per_byte);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "-v") == 0)
+		verbose = true;
+
+	test_decide();
+	test_measurements();
+	test_online();
+
+	printf("autocodec unit: %d passed, %d failed\n", npassed, nfailed);
+	return nfailed == 0 ? 0 : 1;
+}

@@ -1,0 +1,296 @@
+/*-------------------------------------------------------------------------
+ *
+ * compress_test.c
+ *	  Standalone unit test of the compressor (src/compress.c): one
+ *	  compressor, any codec per call.
+ *
+ * Checks that one compressor compresses and decompresses blocks with none,
+ * lz4 and zstd in any order, creating each codec's state only when first
+ * used; that the memory-context reset callback frees the zstd contexts;
+ * that a block which does not fit or does not shrink gives 0; and that
+ * auto is refused as a codec to compress with or to decompress.  The few
+ * backend functions compress.c calls are stubbed below; an ereport or elog
+ * of level ERROR longjmps back to the test.
+ *
+ * IDENTIFICATION
+ *	  test/unit/compress_test.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include "postgres.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "compspill.h"
+
+/* use libc's printf family, not libpgport's, which is not linked in */
+#undef printf
+#undef fprintf
+#undef vfprintf
+
+/* ----------------------------------------------------------------
+ * Backend stubs
+ * ----------------------------------------------------------------
+ */
+MemoryContext CurrentMemoryContext = NULL;
+static MemoryContextCallback *registered_cb = NULL;
+static sigjmp_buf *error_jmp = NULL;
+static int	error_level = 0;
+
+void *
+palloc(Size size)
+{
+	void	   *p = malloc(size);
+
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+void *
+palloc0(Size size)
+{
+	void	   *p = calloc(1, size);
+
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+void *
+MemoryContextAlloc(MemoryContext context, Size size)
+{
+	(void) context;
+	return palloc(size);
+}
+
+void
+MemoryContextRegisterResetCallback(MemoryContext context,
+								   MemoryContextCallback *cb)
+{
+	(void) context;
+	registered_cb = cb;
+}
+
+char *
+psprintf(const char *fmt,...)
+{
+	va_list		ap;
+	char	   *result;
+
+	va_start(ap, fmt);
+	if (vasprintf(&result, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return result;
+}
+
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	(void) domain;
+	error_level = elevel;
+	return true;
+}
+
+bool
+errstart(int elevel, const char *domain)
+{
+	(void) domain;
+	error_level = elevel;
+	return true;
+}
+
+void
+errfinish(const char *filename, int lineno, const char *funcname)
+{
+	(void) filename;
+	(void) lineno;
+	(void) funcname;
+	if (error_level >= ERROR)
+	{
+		if (error_jmp == NULL)
+			abort();
+		siglongjmp(*error_jmp, 1);
+	}
+}
+
+int
+errcode(int sqlerrcode)
+{
+	(void) sqlerrcode;
+	return 0;
+}
+
+int
+errmsg(const char *fmt,...)
+{
+	(void) fmt;
+	return 0;
+}
+
+int
+errmsg_internal(const char *fmt,...)
+{
+	(void) fmt;
+	return 0;
+}
+
+int
+errdetail(const char *fmt,...)
+{
+	(void) fmt;
+	return 0;
+}
+
+/* ----------------------------------------------------------------
+ * The test
+ * ----------------------------------------------------------------
+ */
+static int	npassed = 0;
+static int	nfailed = 0;
+
+static void
+check(bool ok, const char *what)
+{
+	if (ok)
+		npassed++;
+	else
+	{
+		nfailed++;
+		printf("FAIL: %s\n", what);
+	}
+}
+
+/* Fill a block with compressible, text-like bytes */
+static void
+fill_text(char *buf, Size len, unsigned seed)
+{
+	static const char *words[] = {"quickly ", "final ", "deposits ",
+	"sleep ", "carefully ", "regular ", "pending ", "accounts "};
+
+	for (Size i = 0; i < len;)
+	{
+		const char *w = words[(seed = seed * 1103515245 + 12345) >> 16 & 7];
+
+		for (; *w && i < len; w++)
+			buf[i++] = *w;
+	}
+}
+
+/* Fill a block with incompressible bytes */
+static void
+fill_random(char *buf, Size len, unsigned seed)
+{
+	for (Size i = 0; i < len; i++)
+		buf[i] = (char) ((seed = seed * 1103515245 + 12345) >> 16);
+}
+
+/* Return whether compressing with codec raises an error */
+static bool
+compress_errors(CompSpillCompressor *comp, CompSpillCodec codec,
+				const char *src, Size len, char *dst, Size cap)
+{
+	sigjmp_buf	jb;
+	bool		errored = false;
+
+	error_jmp = &jb;
+	if (sigsetjmp(jb, 0) == 0)
+		(void) CompSpillCompress(comp, codec, src, len, dst, cap);
+	else
+		errored = true;
+	error_jmp = NULL;
+	return errored;
+}
+
+int
+main(void)
+{
+	const Size	len = 64 * 1024;
+	char	   *src = malloc(len);
+	char	   *dst = malloc(2 * len);
+	char	   *back = malloc(len);
+	const char *detail;
+	CompSpillCompressor *comp;
+	static const CompSpillCodec order[] = {
+		COMPSPILL_CODEC_ZSTD, COMPSPILL_CODEC_NONE, COMPSPILL_CODEC_LZ4,
+		COMPSPILL_CODEC_ZSTD, COMPSPILL_CODEC_LZ4, COMPSPILL_CODEC_NONE
+	};
+
+	comp = CompSpillCompressorCreate(1);
+	check(registered_cb != NULL, "reset callback registered at creation");
+
+	check(strcmp(CompSpillCodecName(COMPSPILL_CODEC_AUTO), "auto") == 0,
+		  "auto is named auto");
+
+	/* every codec through the same compressor, in any order */
+	for (int i = 0; i < (int) lengthof(order); i++)
+	{
+		CompSpillCodec codec = order[i];
+		Size		bound;
+		Size		clen;
+
+		fill_text(src, len, i + 1);
+		bound = CompSpillCompressBound(comp, codec, len);
+		check(bound >= len, "bound covers the raw size");
+		clen = CompSpillCompress(comp, codec, src, len, dst, bound);
+		if (codec == COMPSPILL_CODEC_NONE)
+		{
+			check(clen == 0, "none never compresses");
+			continue;
+		}
+		check(clen > 0 && clen < len / 2, "text compresses");
+		memset(back, 0, len);
+		check(CompSpillDecompress(comp, codec, dst, clen, back, len, &detail),
+			  "round trip decompresses");
+		check(memcmp(src, back, len) == 0, "round trip is exact");
+	}
+
+	/* incompressible data and a too small output give 0 */
+	fill_random(src, len, 7);
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst,
+							CompSpillCompressBound(comp, COMPSPILL_CODEC_LZ4, len)) == 0,
+		  "lz4 on random bytes does not pay");
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, len, dst,
+							CompSpillCompressBound(comp, COMPSPILL_CODEC_ZSTD, len)) == 0,
+		  "zstd on random bytes does not pay");
+	fill_text(src, len, 3);
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, len, dst, 16) == 0,
+		  "zstd into 16 bytes does not fit");
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst, 16) == 0,
+		  "lz4 into 16 bytes does not fit");
+
+	/* auto is a setting, not a codec */
+	check(compress_errors(comp, COMPSPILL_CODEC_AUTO, src, len, dst, 2 * len),
+		  "compressing with auto is an error");
+	check(!CompSpillDecompress(comp, COMPSPILL_CODEC_AUTO, src, 10, back, 10,
+							   &detail) && detail != NULL,
+		  "a block claiming auto does not decompress");
+
+	/* the reset callback frees the zstd contexts, and may run once only */
+	registered_cb->func(registered_cb->arg);
+	registered_cb->func(registered_cb->arg);
+	check(true, "reset callback runs twice without a double free");
+
+	/* lazily: a compressor never asked for zstd makes no zstd context */
+	registered_cb = NULL;
+	comp = CompSpillCompressorCreate(1);
+	fill_text(src, len, 5);
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst,
+							2 * len) > 0, "lz4 alone works");
+	registered_cb->func(registered_cb->arg);
+
+	/* zstd clamps a level beyond its range rather than failing */
+	registered_cb = NULL;
+	comp = CompSpillCompressorCreate(1000);
+	check(!compress_errors(comp, COMPSPILL_CODEC_ZSTD, src, len, dst, 2 * len),
+		  "zstd level 1000 is clamped, not an error");
+	registered_cb->func(registered_cb->arg);
+
+	printf("compress unit: %d passed, %d failed\n", npassed, nfailed);
+	return nfailed == 0 ? 0 : 1;
+}
