@@ -864,6 +864,15 @@ def fmt_ratio(a, b):
     return "%.2fx" % (a / b)
 
 
+# Below this, native did not spill: what the backend wrote is protocol and
+# log messages, and a ratio to it means nothing.
+MIN_BYTES = 2**20
+
+
+def fmt_bytes_ratio(a, b):
+    return "-" if b is None or b < MIN_BYTES else fmt_ratio(a, b)
+
+
 def fmt_num(v):
     return "-" if v is None else "%g" % v
 
@@ -977,7 +986,7 @@ def report(runs, checks, args, meta):
                     out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                         q, wm, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
                         fmt_ratio(s["wall"], b.get("wall")),
-                        fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
+                        fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
                         fmt_mib(s["temp"]), fmt_mib(s["rss"]),
                         "-" if cfg == NATIVE else fmt_diff_mib(s["rss"], b.get("rss")),
                         passes_cell(s), verdict(checks, s, key)))
@@ -1069,9 +1078,9 @@ def details_table(summ, checks, args, env):
                          "-" if s["wall"] is None else "%.2f (%.2f-%.2f)" % (
                              s["wall"], s["wmin"], s["wmax"]),
                          fmt_ratio(s["wall"], b.get("wall")),
-                         fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
+                         fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
                          fmt_mib(s["write_bytes"]), fmt_mib(s["temp"]),
-                         fmt_ratio(s["temp"], b.get("temp")), fmt_mib(s["spill"])]
+                         fmt_bytes_ratio(s["temp"], b.get("temp")), fmt_mib(s["spill"])]
                 if slow:
                     cells.append("%s / %s" % (fmt_mib(s["disk_r"]), fmt_mib(s["disk_w"])))
                 cells += [fmt_mib(s["rss"]),
@@ -1099,6 +1108,7 @@ def draw_chart(runs, args, path):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib import ticker
     except ImportError as e:
         return "matplotlib is not available (%s)" % e
     summ = summarize(runs)
@@ -1107,7 +1117,11 @@ def draw_chart(runs, args, path):
     cfgs = [c for c in args.configs if c != NATIVE]
     groups = [(q, wm) for q in args.queries for wm in args.work_mem]
     series = len(args.scales) > 1
-    nbar = 2 * len(disks) if cfgs else 0
+    # wall time per disk setting; bytes written once (they do not depend on
+    # the disk)
+    panels = ([("wall", "wall time", d) for d in disks] +
+              [("wchar", "bytes written", disks[0])]) if cfgs else []
+    nbar = len(panels)
     nrows = nbar + (1 if series else 0)
     if nrows == 0:
         return "nothing to draw"
@@ -1118,29 +1132,36 @@ def draw_chart(runs, args, path):
     color = {c: colors[i % len(colors)] for i, c in enumerate(cfgs)}
     color[NATIVE] = "black"
     row = 0
-    for disk in disks if cfgs else []:
-        for metric, label in (("wall", "wall time"), ("wchar", "bytes written")):
-            ax = fig.add_subplot(gs[row, :])
-            row += 1
-            w = 0.8 / len(cfgs)
-            for i, cfg in enumerate(cfgs):
-                xs, ys = [], []
-                for g, (q, wm) in enumerate(groups):
-                    s = summ.get((top, disk, q, wm, cfg)) or {}
-                    b = summ.get((top, disk, q, wm, NATIVE)) or {}
-                    if s.get(metric) is not None and b.get(metric):
-                        xs.append(g - 0.4 + w * (i + 0.5))
-                        ys.append(s[metric] / b[metric])
-                ax.bar(xs, ys, w * 0.92, label=cfg, color=color[cfg])
-            ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="native = 1")
-            ax.set_xticks(range(len(groups)))
-            ax.set_xticklabels(["%s\n%s" % g for g in groups], fontsize=9)
-            ax.set_xlim(-0.6, len(groups) - 0.4)
-            ax.set_ylabel("%s / native's" % label)
-            ax.set_title("%s vs native: scale %s, %s (lower is better)" % (
-                label.capitalize(), fmt_scale(top), disk_name(disk)))
-            ax.grid(axis="y", alpha=0.3)
-            ax.legend(fontsize=8, ncol=len(cfgs) + 1, loc="upper left")
+    for metric, label, disk in panels:
+        ax = fig.add_subplot(gs[row, :])
+        row += 1
+        w = 0.8 / len(cfgs)
+        for i, cfg in enumerate(cfgs):
+            xs, ys = [], []
+            for g, (q, wm) in enumerate(groups):
+                s = summ.get((top, disk, q, wm, cfg)) or {}
+                b = summ.get((top, disk, q, wm, NATIVE)) or {}
+                floor = MIN_BYTES if metric == "wchar" else 0
+                if s.get(metric) is not None and (b.get(metric) or 0) > floor:
+                    xs.append(g - 0.4 + w * (i + 0.5))
+                    ys.append(s[metric] / b[metric])
+            ax.bar(xs, ys, w * 0.92, label=cfg, color=color[cfg])
+        ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="native = 1")
+        if metric == "wchar":
+            for g, (q, wm) in enumerate(groups):
+                b = summ.get((top, disk, q, wm, NATIVE)) or {}
+                if (b.get("wchar") or 0) <= MIN_BYTES:
+                    ax.text(g, 0.05, "no spill", ha="center", fontsize=8, color="gray")
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(["%s\n%s" % g for g in groups], fontsize=9)
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylabel("%s / native's" % label)
+        ax.set_title("%s vs native: scale %s, %s (lower is better)" % (
+            label.capitalize(), fmt_scale(top), disk_name(disk)), loc="left")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.legend(fontsize=8, ncol=len(cfgs) + 1, loc="lower right",
+                  bbox_to_anchor=(1.0, 1.0), frameon=False)
     if series:
         disk = disks[0]
         for col, (metric, label, unit) in enumerate((("wall", "wall time", 1.0),
@@ -1162,8 +1183,13 @@ def draw_chart(runs, args, path):
                                 label="%s, %s" % (cfg, wm))
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xticks(args.scales)
-            ax.set_xticklabels([fmt_scale(s) for s in args.scales])
+            plain = ticker.FuncFormatter(lambda v, _: "%g" % v)
+            ax.xaxis.set_major_locator(ticker.FixedLocator(args.scales))
+            ax.xaxis.set_major_formatter(plain)
+            ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+            ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
             ax.set_xlabel("scale")
             ax.set_ylabel("%s, sum over queries (%s)" % (label, "s" if unit == 1.0 else "MiB"))
             ax.set_title("Growth with scale: %s, %s" % (label, disk_name(disk)))
@@ -1176,7 +1202,7 @@ def draw_chart(runs, args, path):
     return None
 
 
-def write_chart(runs_json, args, path):
+def write_chart(runs_json, path):
     """The chart from a runs.json; in this interpreter when it has
     matplotlib, else with the system's python3 (Debian's python3-matplotlib)
     running bench.py --report RUNS_JSON --chart PATH."""
@@ -1400,11 +1426,8 @@ def rerender(args):
     a = load_args(d)
     if not args.quiet:
         print(report(d["runs"], load_checks(d, a), a, d["meta"]))
-    if args.chart:
-        err = draw_chart(d["runs"], a, args.chart)
-        if err:
-            print(err, file=sys.stderr)
-            return 1
+    if args.chart and not write_chart(args.report, args.chart):
+        return 1
     return 0
 
 
@@ -1557,7 +1580,7 @@ def write_results(bench, args, meta, started, partial=False):
         json.dump({"s%s/%s/%s/%s/%s" % ((fmt_scale(k[0]), disk_name(k[1])) + k[2:]): v
                    for k, v in bench.explains.items()}, f, indent=1)
     chart = os.path.join(outdir, "chart.png")
-    if write_chart(runs_json, args, chart) and args.chart:
+    if write_chart(runs_json, chart) and args.chart:
         shutil.copyfile(chart, args.chart)
         log("chart copied to %s" % args.chart)
     log("results in %s" % outdir)
