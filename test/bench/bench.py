@@ -80,6 +80,7 @@ runs, and at exit.
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import pwd
@@ -135,14 +136,26 @@ QUERIES = {
               "WINDOW w AS (PARTITION BY l_orderkey "
               "ORDER BY l_extendedprice DESC, l_linenumber)",
         tables=("lineitem",)),
-    # Both inputs of the merge join are explicit sorts. The inner one needs
-    # mark/restore, which compspill leaves to its tuplesort fallback for now.
+    # Both inputs of the merge join are explicit sorts. When the planner
+    # expects the inner sort to spill it puts a Materialize above it, which
+    # does the mark/restore, and the sort under it is read forward once.
     "mj": dict(
         title="merge join of orders and lineitem on the order key, both inputs sorted",
         sql="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey" % MJ_COLUMNS,
         check="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey "
               "ORDER BY o_orderkey, l_linenumber" % MJ_COLUMNS,
         settings={"enable_hashjoin": "off", "enable_nestloop": "off"},
+        tables=("lineitem", "orders")),
+    # The same without Materialize: the merge join marks and restores
+    # positions in the inner sort itself, which compspill leaves to its
+    # tuplesort fallback for now (random access, final merge materialized).
+    "mj_mark": dict(
+        title="merge join as mj, inner sort with mark/restore (no Materialize)",
+        sql="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey" % MJ_COLUMNS,
+        check="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey "
+              "ORDER BY o_orderkey, l_linenumber" % MJ_COLUMNS,
+        settings={"enable_hashjoin": "off", "enable_nestloop": "off",
+                  "enable_material": "off"},
         tables=("lineitem", "orders")),
     "s_code": _strings_query("code"),
     "s_url": _strings_query("url"),
@@ -802,8 +815,8 @@ class Bench:
                         rec = self.one_run(q, wm, cfg, rep, pos)
                         self.runs.append(rec)
                         if rec["ok"]:
-                            log("s%s %s run %d/%d rep %d %-6s %-5s %-10s %7.2f s  wchar %8.1f MiB"
-                                "  temp %8.1f MiB  rss %6.1f MiB  %s/%s%s  %s" % (
+                            log("s%s %s run %d/%d rep %d %-7s %-5s %-10s %7.2f s  wchar %8.1f MiB"
+                                "  temp %8.1f MiB  rss %6.1f MiB  passes cs %s ts %s%s  %s" % (
                                     fmt_scale(self.scale), disk_name(self.mbps), n, total,
                                     rep + 1, q, wm, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
                                     rec["temp_bytes"] / 2**20, (rec["rss_peak"] or 0) / 2**20,
@@ -1535,7 +1548,10 @@ def install(args, have_compspill):
     if not have_compspill:
         return ""
     note, build_dir = "", args.repo
-    if args.ref:
+    if args.no_install:
+        # whatever is installed, which this work tree may not have built
+        note = "  (--no-install: the compspill.so found installed)"
+    elif args.ref:
         # build a committed state, not whatever the work tree holds right now
         sha = run(["git", "-C", args.repo, "rev-parse", args.ref]).stdout.strip()
         build_dir = tempfile.mkdtemp(prefix="csbench-src-", dir=args.tmpdir)
@@ -1553,10 +1569,15 @@ def install(args, have_compspill):
         log("make -C %s install" % build_dir)
         run(["make", "-s", "-C", build_dir, "install"])
     pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
-    if not os.path.exists(os.path.join(pkglib, "compspill.so")):
+    so = os.path.join(pkglib, "compspill.so")
+    if not os.path.exists(so):
         raise SystemExit("compspill.so is not installed in %s (use --no-compspill for "
                          "native only)" % pkglib)
-    return note
+    with open(so, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    mtime = datetime.datetime.fromtimestamp(os.stat(so).st_mtime)
+    return (note[:-1] if note else "  (compspill") + ", compspill.so sha256 %s of %s)" % (
+        digest, mtime.strftime("%Y-%m-%d %H:%M"))
 
 
 def write_results(bench, args, meta, started, partial=False):
