@@ -6,20 +6,21 @@ matplotlib for the chart if it is installed):
 
     test/bench/bench.py [--scales 1] [--reps 3] [--work-mem 4MB,64MB]
                         [--configs native,none,lz4,zstd1,zstd3]
-                        [--queries q1,q2,q3,mj,s_code,s_url,s_path,s_blob]
+                        [--queries q1,q2,q3,mj,mj_mark,s_code,s_url,s_path,s_blob]
                         [--keep] [--no-check] [--slow-disk MBPS[,MBPS...]]
                         [--chart PATH.png] [--no-compspill] ...
 
-    # quick end-to-end check (a few minutes):
-    test/bench/bench.py --scales 0.05 --reps 1
-    # the README's page-cache table (see README.md for the times):
+    # quick end-to-end check (about 6 minutes):
+    test/bench/bench.py --scales 0.1 --reps 1 --work-mem 4MB,64MB
+    # the README's page-cache table (~2-2.5 h; see README.md):
     test/bench/bench.py --scales 1 --reps 3 --work-mem 4MB,64MB \\
         --configs native,auto,lz4,zstd1,none --check-mode hash --keep --ref HEAD
-    # temp files on loop devices throttled to 50 and to 250 MB/s (root only):
-    test/bench/bench.py --scales 0.3 --slow-disk 50,250 --check-mode hash \\
-        --configs native,lz4,zstd1,lz4-dio,zstd1-dio
-    # growth with the data size:
-    test/bench/bench.py --scales 0.1,1,3 --reps 1 --work-mem 4MB --keep
+    # temp files on loop devices throttled to 50, then 250 MB/s (root, ~50 min):
+    test/bench/bench.py --scales 0.3 --reps 3 --work-mem 4MB --slow-disk 50,250 \\
+        --configs native,auto,lz4,zstd1,lz4-dio,zstd1-dio --check-mode hash --keep
+    # growth with the data size (~4 h):
+    test/bench/bench.py --scales 0.1,1,3 --reps 1 --work-mem 4MB,64MB \\
+        --configs native,auto,lz4,zstd1,none --check-mode hash --check-work-mem first --keep
 
 What it does:
   1. `make -C <repo> install` (skip with --no-install; --ref COMMIT builds a
@@ -1138,7 +1139,7 @@ def draw_chart(runs, args, path):
     nrows = nbar + (1 if series else 0)
     if nrows == 0:
         return "nothing to draw"
-    width = max(11.0, min(22.0, 2.0 + 0.28 * len(groups) * (len(cfgs) + 1)))
+    width = max(11.0, min(18.0, 2.0 + 0.22 * len(groups) * (len(cfgs) + 1)))
     fig = plt.figure(figsize=(width, 3.8 * nrows), dpi=110)
     gs = fig.add_gridspec(nrows, 2)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -1164,9 +1165,10 @@ def draw_chart(runs, args, path):
             for g, (q, wm) in enumerate(groups):
                 b = summ.get((top, disk, q, wm, NATIVE)) or {}
                 if (b.get("wchar") or 0) <= MIN_BYTES:
-                    ax.text(g, 0.05, "no spill", ha="center", fontsize=8, color="gray")
+                    ax.text(g, 0.05, "native:\nno spill", ha="center", fontsize=8,
+                            color="gray")
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels(["%s\n%s" % g for g in groups], fontsize=9)
+        ax.set_xticklabels(["%s\n%s" % g for g in groups], fontsize=10)
         ax.set_xlim(-0.6, len(groups) - 0.4)
         ax.set_ylabel("%s / native's" % label)
         ax.set_title("%s vs native: scale %s, %s (lower is better)" % (
@@ -1229,7 +1231,8 @@ def write_chart(runs_json, path):
         err = None if p.returncode == 0 else "%s; /usr/bin/python3: %s" % (
             err, p.stdout.strip().splitlines()[-1:] or "failed")
     if err:
-        log("no chart: %s (apt-get install -y python3-matplotlib)" % err)
+        log("no chart: %s%s" % (err, " (apt-get install -y python3-matplotlib)"
+                                if err.startswith("matplotlib") else ""))
         return False
     log("chart: %s" % path)
     return True
