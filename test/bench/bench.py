@@ -51,7 +51,8 @@ What it does:
      merge passes, and from trace_sort's LOG messages the runs and merge
      passes of every native tuplesort in the plan.
   4. Once per (scale, query, work_mem, configuration), untimed: md5 of the
-     result with a total order, compared with native's.
+     result with a total order, compared with native's (--check-work-mem
+     first: at the first work_mem only; with the first slow-disk speed).
   5. Prints medians per (query, work_mem, configuration) and ratios to
      native as markdown tables, written to test/bench/out/<run>/results.md
      with the raw runs (runs.json), one EXPLAIN per configuration and a
@@ -1370,7 +1371,7 @@ def load_checks(d, args):
 
 
 def table_meta(c, db, table):
-    """(comment, rows, size) of a table, comment None when it is missing."""
+    """The comment of a table (how it was generated), None without one."""
     out = c.psql("SELECT coalesce(obj_description(to_regclass('%s'), 'pg_class'), '')"
                  % table, db=db).stdout.strip()
     return out or None
