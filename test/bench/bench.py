@@ -1189,7 +1189,9 @@ def draw_chart(runs, args, path):
                     for s in args.scales:
                         vals = [(summ.get((s, disk, q, wm, cfg)) or {}).get(metric)
                                 for q in args.queries]
-                        if vals and all(v is not None for v in vals):
+                        # bytes: leave out what did not spill (protocol only)
+                        if vals and all(v is not None for v in vals) and \
+                                (metric != "wchar" or sum(vals) >= MIN_BYTES):
                             xs.append(s)
                             ys.append(sum(vals) / unit)
                     if xs:
