@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
 """compspill benchmark: native PostgreSQL Sort against CompSpill Sort.
 
-Usage (as root, from anywhere; Python 3 standard library + psql only):
+Usage (as root, from anywhere; Python 3 standard library + psql, and
+matplotlib for the chart if it is installed):
 
-    test/bench/bench.py [--scale 1] [--reps 3] [--work-mem 4MB]
+    test/bench/bench.py [--scales 1] [--reps 3] [--work-mem 4MB,64MB]
                         [--configs native,none,lz4,zstd1,zstd3]
-                        [--queries q1,q2,q3] [--keep] [--no-check]
-                        [--slow-disk MBPS] [--no-compspill] ...
+                        [--queries q1,q2,q3,mj,mj_mark,s_code,s_url,s_path,s_blob]
+                        [--keep] [--no-check] [--slow-disk MBPS[,MBPS...]]
+                        [--chart PATH.png] [--no-compspill] ...
 
-    # quick end-to-end check (about 3 minutes):
-    test/bench/bench.py --scale 0.1
-    # the README table (scale 1, work_mem 4MB, 3 interleaved repetitions,
-    # about 26 minutes; --ref builds that commit instead of the work tree):
-    test/bench/bench.py --scale 1 --reps 3 --check-mode hash --keep --ref HEAD
-    # temp files on a loop device throttled to 50 MB/s (root only, ~9 min):
-    test/bench/bench.py --scale 0.3 --slow-disk 50 --check-mode hash \
-        --configs native,lz4,zstd1,lz4-dio,zstd1-dio
+    # quick end-to-end check (about 6 minutes):
+    test/bench/bench.py --scales 0.1 --reps 1 --work-mem 4MB,64MB
+    # the README's page-cache table (~2-2.5 h; see README.md):
+    test/bench/bench.py --scales 1 --reps 3 --work-mem 4MB,64MB \\
+        --configs native,auto,lz4,zstd1,none --check-mode hash --keep --ref HEAD
+    # temp files on loop devices throttled to 50, then 250 MB/s (root, ~50 min):
+    test/bench/bench.py --scales 0.3 --reps 3 --work-mem 4MB --slow-disk 50,250 \\
+        --configs native,auto,lz4,zstd1,lz4-dio,zstd1-dio --check-mode hash --keep
+    # growth with the data size (~4 h):
+    test/bench/bench.py --scales 0.1,1,3 --reps 1 --work-mem 4MB,64MB \\
+        --configs native,auto,lz4,zstd1,none --check-mode hash --check-work-mem first --keep
 
 What it does:
   1. `make -C <repo> install` (skip with --no-install; --ref COMMIT builds a
@@ -24,48 +29,60 @@ What it does:
      dir, shared_preload_libraries=compspill); stopped and removed at exit.
      With --keep the cluster lives in --workdir (default
      /var/tmp/compspill-bench) and is reused, with its data, on later runs.
-  2. Generates a TPC-H-like lineitem in SQL (lineitem.py; scale 1 =
-     6,001,215 rows; l_comment from TPC-H's text grammar), VACUUM ANALYZE.
-  3. For each repetition, for each query, runs every configuration once, in
-     an order rotated by one each time (interleaved). Each run is a fresh
-     session: SET work_mem and the configuration's settings, then
-     EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT JSON) <query>, so the whole
-     result is produced server side and nothing is shipped to the client.
-     Measured per run: wall time (psql \\timing, client side), the backend's
-     /proc/self/io before and after (wchar = bytes passed to write(): "bytes
-     written"; write_bytes = bytes dirtied towards the block layer),
-     pg_stat_database.temp_bytes delta (read after the backend has exited,
-     so its stats are flushed), and from EXPLAIN the spill volume (native:
-     Temp Written Blocks x 8 kB, all merge passes; compspill: its node's
-     bytes written).
-  4. Once per (query, configuration), untimed: md5 of the result with a
-     total order (ties broken by l_orderkey, l_linenumber), compared with
-     native's.
-  5. Prints medians per (query, configuration) and ratios to native as a
-     markdown table, written to test/bench/out/<run>/results.md with the raw
-     runs (runs.json) and one EXPLAIN per configuration.
+  2. For each scale of --scales, in a database of its own (bench_s<scale>),
+     generates in SQL the tables the queries need: a TPC-H-like lineitem
+     (lineitem.py; scale 1 = 6,001,215 rows; l_comment from TPC-H's text
+     grammar), an orders-like table derived from it, and a table of mixed
+     strings (strings_table.py; scale 1 = 1,000,000 rows). VACUUM ANALYZE.
+  3. For each slow-disk speed (or just the page cache), for each repetition,
+     for each query, for each work_mem, runs every configuration once, in an
+     order rotated by one each time (interleaved). Each run is a fresh
+     session: SET work_mem, the configuration's and the query's settings and
+     trace_sort, then EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT JSON)
+     <query>, so the whole result is produced server side and nothing is
+     shipped to the client. Measured per run: wall time (psql \\timing,
+     client side), the backend's /proc/self/io before and after (wchar =
+     bytes passed to write(): "bytes written"; write_bytes = bytes dirtied
+     towards the block layer), its peak RSS (VmHWM of /proc/self/status at
+     the end of the session), pg_stat_database.temp_bytes delta (read after
+     the backend has exited, so its stats are flushed), from EXPLAIN the
+     spill volume (native sorts: Temp Written Blocks x 8 kB, all merge
+     passes; compspill: its nodes' Bytes Written) and compspill's runs and
+     merge passes, and from trace_sort's LOG messages the runs and merge
+     passes of every native tuplesort in the plan.
+  4. Once per (scale, query, work_mem, configuration), untimed: md5 of the
+     result with a total order, compared with native's (--check-work-mem
+     first: at the first work_mem only; with the first slow-disk speed).
+  5. Prints medians per (query, work_mem, configuration) and ratios to
+     native as markdown tables, written to test/bench/out/<run>/results.md
+     with the raw runs (runs.json), one EXPLAIN per configuration and a
+     chart (chart.png, also --chart PATH).
 
-Configurations: native (compspill.enabled=off), none, lz4, zstd<level>
-(e.g. zstd1, zstd3), any of them with "-dio" appended (compspill.enable_dio
-=on). Extra settings for every session: --set name=value (repeatable).
+Configurations: native (compspill.enabled=off); any value of compspill.codec
+(none, lz4, zstd, auto, ...) as is, or followed by a compression level
+(zstd1, zstd3: compspill.compression_level); any of them with "-dio"
+appended (compspill.enable_dio=on). Extra settings for every session:
+--set name=value (repeatable).
 
-Slow disk (--slow-disk MBPS, root): a sparse file on a loop device
-(losetup --direct-io=on, so the loop device does not cache twice), ext4,
-mounted in the work dir; a tablespace there as temp_tablespaces; a cgroup v1
-blkio throttle of MBPS for reads and for writes on that device, set on the
-root blkio cgroup, which holds the postgres processes and the kernel's
-flusher threads that do buffered writeback (v1 limits are not hierarchical,
-so a child cgroup for postgres would give it a budget besides writeback's:
---blkio-child does that anyway, into cgroup compspill_bench); the device's
-dirty page cache is capped (bdi max_bytes + strict_limit, --dirty-mb) so
-buffered writers wait for the disk; caches are dropped before each run, and
-with --evict-every S clean page cache is dropped every S seconds during a run
-so that buffered re-reads of temp files also come from the disk. All of it is
-undone at exit.
+Slow disk (--slow-disk MBPS[,MBPS...], root): per speed, a sparse file on a
+loop device (losetup --direct-io=on, so the loop device does not cache
+twice), ext4, mounted in the work dir; a tablespace there as
+temp_tablespaces; a cgroup v1 blkio throttle of MBPS for reads and for
+writes on that device, set on the root blkio cgroup, which holds the
+postgres processes and the kernel's flusher threads that do buffered
+writeback (v1 limits are not hierarchical, so a child cgroup for postgres
+would give it a budget besides writeback's: --blkio-child does that anyway,
+into cgroup compspill_bench); the device's dirty page cache is capped (bdi
+max_bytes + strict_limit, --dirty-mb) so buffered writers wait for the disk;
+caches are dropped before each run, and with --evict-every S clean page
+cache is dropped every S seconds during a run so that buffered re-reads of
+temp files also come from the disk. All of it is undone after the speed's
+runs, and at exit.
 """
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import pwd
@@ -82,21 +99,35 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lineitem  # noqa: E402
+import strings_table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
+MJ_COLUMNS = ("o_orderkey, o_orderdate, o_orderpriority, o_comment, l_linenumber, "
+              "l_partkey, l_quantity, l_extendedprice, l_comment")
+
+
+def _strings_query(col):
+    return dict(
+        title="full-row sort of strings by %s" % col,
+        sql="SELECT * FROM strings ORDER BY %s" % col,
+        check="SELECT * FROM strings ORDER BY %s, id" % col,
+        tables=("strings",))
+
 QUERIES = {
     "q1": dict(
-        title="Q1 full-row sort by l_comment",
+        title="full-row sort of lineitem by l_comment",
         sql="SELECT * FROM lineitem ORDER BY l_comment",
-        check="SELECT * FROM lineitem ORDER BY l_comment, l_orderkey, l_linenumber"),
+        check="SELECT * FROM lineitem ORDER BY l_comment, l_orderkey, l_linenumber",
+        tables=("lineitem",)),
     "q2": dict(
-        title="Q2 full-row sort by l_shipdate, l_orderkey",
+        title="full-row sort of lineitem by l_shipdate, l_orderkey",
         sql="SELECT * FROM lineitem ORDER BY l_shipdate, l_orderkey",
-        check="SELECT * FROM lineitem ORDER BY l_shipdate, l_orderkey, l_linenumber"),
+        check="SELECT * FROM lineitem ORDER BY l_shipdate, l_orderkey, l_linenumber",
+        tables=("lineitem",)),
     "q3": dict(
-        title="Q3 window row_number/rank over PARTITION BY l_orderkey "
+        title="window row_number/rank over PARTITION BY l_orderkey "
               "ORDER BY l_extendedprice DESC",
         sql="SELECT l_orderkey, l_partkey, l_quantity, l_extendedprice, "
             "row_number() OVER w, rank() OVER w FROM lineitem "
@@ -105,10 +136,37 @@ QUERIES = {
         check="SELECT l_orderkey, l_partkey, l_quantity, l_extendedprice, "
               "row_number() OVER w, rank() OVER w FROM lineitem "
               "WINDOW w AS (PARTITION BY l_orderkey "
-              "ORDER BY l_extendedprice DESC, l_linenumber)"),
+              "ORDER BY l_extendedprice DESC, l_linenumber)",
+        tables=("lineitem",)),
+    # Both inputs of the merge join are explicit sorts. When the planner
+    # expects the inner sort to spill it puts a Materialize above it, which
+    # does the mark/restore, and the sort under it is read forward once.
+    "mj": dict(
+        title="merge join of orders and lineitem on the order key, both inputs sorted",
+        sql="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey" % MJ_COLUMNS,
+        check="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey "
+              "ORDER BY o_orderkey, l_linenumber" % MJ_COLUMNS,
+        settings={"enable_hashjoin": "off", "enable_nestloop": "off"},
+        tables=("lineitem", "orders")),
+    # The same without Materialize: the merge join marks and restores
+    # positions in the inner sort itself, which compspill leaves to its
+    # tuplesort fallback for now (random access, final merge materialized).
+    "mj_mark": dict(
+        title="merge join as mj, inner sort with mark/restore (no Materialize)",
+        sql="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey" % MJ_COLUMNS,
+        check="SELECT %s FROM orders JOIN lineitem ON l_orderkey = o_orderkey "
+              "ORDER BY o_orderkey, l_linenumber" % MJ_COLUMNS,
+        settings={"enable_hashjoin": "off", "enable_nestloop": "off",
+                  "enable_material": "off"},
+        tables=("lineitem", "orders")),
+    "s_code": _strings_query("code"),
+    "s_url": _strings_query("url"),
+    "s_path": _strings_query("path"),
+    "s_blob": _strings_query("blob"),
 }
 
 NATIVE = "native"
+KNOWN_CODECS = ("none", "lz4", "zstd", "auto")
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes")
 BLKIO = "/sys/fs/cgroup/blkio"
 CGROUP = os.path.join(BLKIO, "compspill_bench")
@@ -145,26 +203,64 @@ def read_file(path):
         return f.read()
 
 
-def config_settings(name, have_compspill):
-    """Settings for a configuration name: native, none, lz4, zstd<level>,
-    each optionally with -dio."""
+def parse_config(name, codecs=None):
+    """A configuration name -> (codec, level, dio), None for native.
+
+    Names: native; a compspill.codec value (none, lz4, zstd, auto, ...), or
+    one followed by a compression level (zstd1, zstd3); optionally "-dio".
+    With `codecs` (the server's list of compspill.codec values) the codec
+    must be one of them; without it only the form is checked, and a
+    trailing number is read as a level unless the whole name is a codec."""
     if name == NATIVE:
-        return {"compspill.enabled": "off"} if have_compspill else {}
-    base, dio = name, "off"
+        return None
+    base, dio = name, False
     if base.endswith("-dio"):
-        base, dio = base[:-4], "on"
-    m = re.fullmatch(r"(none|lz4|zstd)(\d+)?", base)
-    if not m or (m.group(2) and m.group(1) != "zstd"):
-        raise SystemExit("unknown configuration %r (native, none, lz4, "
-                         "zstd<level>, optionally with -dio)" % name)
-    s = {"compspill.enabled": "on", "compspill.codec": m.group(1),
-         "compspill.enable_dio": dio}
-    if m.group(1) == "zstd":
-        s["compspill.compression_level"] = m.group(2) or "1"
+        base, dio = base[:-4], True
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", base):
+        raise SystemExit("bad configuration name %r" % name)
+    if codecs is None:
+        # before the server is up: the codecs of today, and anything else
+        # as a codec name of its own (checked against the server later)
+        codecs = KNOWN_CODECS
+        m = re.fullmatch(r"(.*?)(\d+)", base)
+        if base not in codecs and not (m and m.group(1) in codecs):
+            return base, None, dio
+    if base in codecs:
+        return base, None, dio
+    for i in range(len(base) - 1, 0, -1):
+        if base[i:].isdigit() and base[:i] in codecs:
+            return base[:i], base[i:], dio
+    raise SystemExit("configuration %r: compspill.codec has no value %r (the installed "
+                     "compspill knows %s)" % (name, base, ", ".join(codecs)))
+
+
+def config_settings(name, have_compspill, codecs=None):
+    """The session settings of a configuration."""
+    c = parse_config(name, codecs)
+    if c is None:
+        return {"compspill.enabled": "off"} if have_compspill else {}
+    codec, level, dio = c
+    s = {"compspill.enabled": "on", "compspill.codec": codec,
+         "compspill.enable_dio": "on" if dio else "off"}
+    if level is not None:
+        s["compspill.compression_level"] = level
     return s
 
 
+def fmt_scale(scale):
+    return "%g" % scale
+
+
+def db_name(scale):
+    return "bench_s" + fmt_scale(scale).replace(".", "_")
+
+
+def disk_name(mbps):
+    return "page cache" if not mbps else "%g MB/s disk" % mbps
+
+
 # ---------------------------------------------------------------- cluster
+
 
 class Cluster:
     def __init__(self, args):
@@ -261,11 +357,11 @@ class Cluster:
         if not self.args.keep and os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def psql_cmd(self, db="bench"):
+    def psql_cmd(self, db="postgres"):
         return [self.bin("psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                 "-h", self.workdir, "-p", str(self.port), "-U", "postgres", "-d", db]
 
-    def psql(self, sql, db="bench", check=True, timeout=None):
+    def psql(self, sql, db="postgres", check=True, timeout=None):
         p = subprocess.run(self.psql_cmd(db), input=sql, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=timeout,
                            start_new_session=True)
@@ -301,15 +397,16 @@ def free_port():
 
 # --------------------------------------------------------------- slow disk
 
+
 class SlowDisk:
     """A loop device throttled with cgroup v1 blkio, used as temp tablespace."""
 
-    def __init__(self, args, workdir):
+    def __init__(self, args, workdir, mbps):
         self.args = args
-        self.mbps = args.slow_disk
+        self.mbps = mbps
         self.bps = int(self.mbps * 1000 * 1000)
-        self.img = os.path.join(args.slow_image_dir, "csbench-disk-%d.img" % os.getpid())
-        self.mnt = os.path.join(workdir, "slowdisk")
+        self.img = os.path.join(args.slow_image_dir, "csbench-disk-%d-%g.img" % (os.getpid(), mbps))
+        self.mnt = os.path.join(workdir, "slowdisk-%g" % mbps)
         self.dev = None
         self.devno = None
         self.mounted = False
@@ -460,6 +557,10 @@ class SlowDisk:
             else:
                 run(["umount", "-l", self.mnt], check=False)
             self.mounted = False
+            try:
+                os.rmdir(self.mnt)
+            except OSError:
+                pass
         if self.dev:
             run(["losetup", "-d", self.dev], check=False)
             self.dev = None
@@ -475,6 +576,7 @@ def children(pid):
 
 # ------------------------------------------------------------ measurement
 
+
 def parse_io(text):
     d = {}
     for line in text.splitlines():
@@ -483,6 +585,26 @@ def parse_io(text):
             if k.strip() in IO_KEYS:
                 d[k.strip()] = int(v)
     return d
+
+
+def parse_status(text):
+    """The kB figures of /proc/<pid>/status we keep, in bytes."""
+    d = {}
+    for line in text.splitlines():
+        m = re.match(r"(VmHWM|VmRSS|RssAnon|RssFile|RssShmem):\s+(\d+) kB", line)
+        if m:
+            d[m.group(1)] = int(m.group(2)) * 1024
+    return d
+
+
+def parse_trace(text):
+    """Runs and merge passes of the native tuplesorts of a run, from
+    trace_sort's LOG messages (PostgreSQL 15's tuplesort.c: one "finished
+    writing run" per initial run, one "starting merge pass" per merge pass,
+    the final on-the-fly merge included)."""
+    runs = len(re.findall(r"finished writing run \d+ to tape", text))
+    passes = len(re.findall(r"starting merge pass of \d+ input runs", text))
+    return runs, passes
 
 
 def walk(plan):
@@ -509,69 +631,87 @@ def node_props(node):
 def num(v):
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
+CS_FIELDS = (("cs_written", r"^bytes[ _]?written$"),
+             ("cs_in", r"^bytes[ _]?before"),
+             ("cs_runs", r"^(spill )?runs$"),
+             ("cs_passes", r"^merge[ _]?passes$"),
+             ("cs_ratio", r"^compression[ _]?ratio$"))
+
 
 def summarize_explain(doc):
+    """The figures of one EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON).
+
+    Temp Written Blocks is cumulative up the tree, so the top node's is what
+    every native tuplesort of the plan wrote (compspill's tuplesort fallback
+    included); compspill's own spill files are not counted there but in its
+    nodes' Bytes Written (kB: EXPLAIN's JSON drops the unit, src/sortnode.c
+    has it)."""
     top = doc[0]
     plan = top["Plan"]
     res = {"exec_ms": top.get("Execution Time"), "rows": plan.get("Actual Rows"),
            "temp_written_bytes": (plan.get("Temp Written Blocks", 0) or 0) * 8192,
            "temp_read_bytes": (plan.get("Temp Read Blocks", 0) or 0) * 8192,
-           "sorts": [], "cs_written_raw": None, "cs_in_raw": None,
-           "cs_runs": None, "cs_passes": None, "cs_ratio": None}
+           "sorts": [], "cs_nodes": []}
     for n in walk(plan):
         if n.get("Node Type") == "Sort":
             res["sorts"].append("Sort(%s)" % n.get("Sort Method", "?"))
         elif n.get("Node Type") == "Custom Scan" and \
                 "CompSpill" in str(n.get("Custom Plan Provider", "")):
             props = node_props(n)
-            res["sorts"].append("CompSpill(%s)" % props.get("Sort Method", "?"))
-            for key, field in (("cs_written_raw", r"bytes[ _]?written|written[ _]?bytes"),
-                               ("cs_in_raw", r"bytes[ _]?before"),
-                               ("cs_runs", r"^(spill )?runs$"),
-                               ("cs_passes", r"merge[ _]?passes"),
-                               ("cs_ratio", r"compression[ _]?ratio")):
+            fb = " fallback" if props.get("Tuplesort Fallback") else ""
+            res["sorts"].append("CompSpill(%s%s)" % (props.get("Sort Method", "?"), fb))
+            node = {}
+            for key, field in CS_FIELDS:
                 for k, v in props.items():
                     if re.search(field, k, re.I) and num(v) is not None:
-                        res[key] = (res[key] or 0) + v
+                        node[key] = v
+            if node:
+                res["cs_nodes"].append(node)
+    nodes = res["cs_nodes"]
+
+    def total(key, mult=1):
+        vals = [n[key] for n in nodes if key in n]
+        return sum(vals) * mult if vals else None
+    res["cs_written_bytes"] = total("cs_written", 1024)
+    res["cs_in_bytes"] = total("cs_in", 1024)
+    res["cs_runs"] = total("cs_runs")
+    res["cs_passes"] = total("cs_passes")
+    # over several nodes: all bytes before encoding over all bytes of runs
+    runs_bytes = [n["cs_in"] / n["cs_ratio"] for n in nodes
+                  if n.get("cs_ratio") and n.get("cs_in") is not None]
+    res["cs_ratio"] = (total("cs_in") / sum(runs_bytes)) if runs_bytes and sum(runs_bytes) \
+        else None
+    res["spill_bytes"] = res["temp_written_bytes"] + (res["cs_written_bytes"] or 0)
     return res
 
 
-def resolve_units(rec):
-    """EXPLAIN's JSON drops units: CompSpill's byte figures may be bytes or kB.
-    Take the reading closest to pg_stat_database's temp_bytes for the run
-    (kB when there is nothing to compare with)."""
-    raw = rec.get("cs_written_raw")
-    if raw is None:
-        rec["spill_bytes"] = rec["temp_written_bytes"]
-        return
-    mult = 1024
-    tb = rec.get("temp_bytes") or 0
-    if tb > 0 and raw > 0:
-        import math
-        mult = min((1, 1024), key=lambda m: abs(math.log(raw * m / tb)))
-    rec["cs_unit"] = mult
-    rec["spill_bytes"] = raw * mult
-    if rec.get("cs_in_raw") is not None:
-        rec["cs_in_bytes"] = rec["cs_in_raw"] * mult
-
-
 class Bench:
-    def __init__(self, args, cluster, have_compspill, slow):
+    """Runs and checks; one environment (scale, database, disk) at a time."""
+
+    def __init__(self, args, cluster, have_compspill):
         self.args = args
         self.c = cluster
         self.have_compspill = have_compspill
-        self.slow = slow
-        self.temp_tablespace = None
+        self.codecs = None
         self.runs = []
         self.checks = {}
         self.explains = {}
+        self.set_env(None, None, 0, None, None)
 
-    def session_sql(self, cfg):
-        s = {"work_mem": self.args.work_mem, "max_parallel_workers_per_gather": "0",
+    def set_env(self, scale, db, mbps, slow, tablespace):
+        self.scale, self.db, self.mbps = scale, db, mbps
+        self.slow, self.temp_tablespace = slow, tablespace
+
+    def session_sql(self, q, cfg, work_mem, trace=False):
+        s = {"work_mem": work_mem, "max_parallel_workers_per_gather": "0",
              "statement_timeout": self.args.statement_timeout}
         if self.temp_tablespace:
             s["temp_tablespaces"] = self.temp_tablespace
-        s.update(config_settings(cfg, self.have_compspill))
+        s.update(config_settings(cfg, self.have_compspill, self.codecs))
+        s.update(QUERIES[q].get("settings", {}))
+        if trace:
+            s["trace_sort"] = "on"
+            s["client_min_messages"] = "log"
         for kv in self.args.set:
             k, v = kv.split("=", 1)
             s[k.strip()] = v.strip()
@@ -580,7 +720,7 @@ class Bench:
     def temp_stats(self):
         out = self.c.psql("SELECT pg_stat_clear_snapshot(); SELECT temp_bytes, temp_files "
                           "FROM pg_stat_database WHERE datname = current_database();",
-                          ).stdout.split()
+                          db=self.db).stdout.split()
         nums = [x for x in out if "|" in x][-1].split("|")
         return int(nums[0]), int(nums[1])
 
@@ -589,16 +729,20 @@ class Bench:
         while os.path.exists("/proc/%d" % pid) and time.time() - t0 < timeout:
             time.sleep(0.02)
 
-    def one_run(self, q, cfg, rep, pos):
-        sql = (self.session_sql(cfg) +
+    def one_run(self, q, wm, cfg, rep, pos):
+        trace = not self.args.no_trace_sort
+        sql = (self.session_sql(q, cfg, wm, trace) +
                "\\echo @@PID\nSELECT pg_backend_pid();\n"
+               "\\echo @@STATUS0\nSELECT pg_read_file('/proc/self/status');\n"
                "\\echo @@IO0\nSELECT pg_read_file('/proc/self/io');\n"
                "\\echo @@EXPLAIN\n\\timing on\n"
                "EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT JSON) %s;\n"
                "\\timing off\n"
                "\\echo @@IO1\nSELECT pg_read_file('/proc/self/io');\n"
+               "\\echo @@STATUS1\nSELECT pg_read_file('/proc/self/status');\n"
                "\\echo @@END\n" % QUERIES[q]["sql"])
-        rec = {"query": q, "config": cfg, "rep": rep, "pos": pos, "ok": False}
+        rec = {"scale": self.scale, "disk": self.mbps, "query": q, "work_mem": wm,
+               "config": cfg, "rep": rep, "pos": pos, "ok": False}
         if self.slow:
             self.slow.drop_caches()
         tb0, tf0 = self.temp_stats()
@@ -607,7 +751,7 @@ class Bench:
             self.slow.start_evicting()
         t0 = time.monotonic()
         try:
-            p = self.c.psql(sql, check=False, timeout=self.args.run_timeout)
+            p = self.c.psql(sql, db=self.db, check=False, timeout=self.args.run_timeout)
         except subprocess.TimeoutExpired:
             p = None
         finally:
@@ -618,9 +762,14 @@ class Bench:
             d1 = self.slow.disk_stat()
             rec["disk_read"], rec["disk_written"] = d1[0] - d0[0], d1[1] - d0[1]
         if p is None or p.returncode != 0:
-            rec["error"] = "timeout" if p is None else (p.stderr.strip() or "psql exit %d" % p.returncode)
+            if p is None:
+                rec["error"] = "timeout"
+            else:
+                errs = [x for x in p.stderr.splitlines() if not x.startswith("LOG:")]
+                rec["error"] = "\n".join(errs).strip() or "psql exit %d" % p.returncode
             rec["server_log"] = self.c.log_tail()
-            log("  FAILED %s %s: %s\n%s" % (q, cfg, rec["error"][:500], rec["server_log"]))
+            log("  FAILED %s %s %s: %s\n%s" % (q, wm, cfg, rec["error"][:500],
+                                               rec["server_log"]))
             if not self.c.wait_ready():
                 raise RuntimeError("server did not come back")
             return rec
@@ -634,6 +783,8 @@ class Bench:
         pid = int(sections["PID"][0])
         io0 = parse_io("\n".join(sections["IO0"]))
         io1 = parse_io("\n".join(sections["IO1"]))
+        st0 = parse_status("\n".join(sections["STATUS0"]))
+        st1 = parse_status("\n".join(sections["STATUS1"]))
         ex_lines = sections["EXPLAIN"]
         m = [re.match(r"Time: ([\d.]+) ms", x) for x in ex_lines]
         times = [float(x.group(1)) for x in m if x]
@@ -641,59 +792,77 @@ class Bench:
         self.wait_gone(pid)
         tb1, tf1 = self.temp_stats()
         ex = summarize_explain(doc)
+        ts_runs, ts_passes = parse_trace(p.stderr) if trace else (None, None)
         rec.update(ok=True, wall_s=times[0] / 1000.0, io={k: io1[k] - io0[k] for k in IO_KEYS},
-                   temp_bytes=tb1 - tb0, temp_files=tf1 - tf0, **ex)
-        resolve_units(rec)
-        if (q, cfg) not in self.explains:
-            self.explains[(q, cfg)] = doc
+                   temp_bytes=tb1 - tb0, temp_files=tf1 - tf0,
+                   rss_peak=st1.get("VmHWM"), rss_start=st0.get("VmHWM"), status_end=st1,
+                   ts_runs=ts_runs, ts_passes=ts_passes, **ex)
+        key = (self.scale, self.mbps, q, wm, cfg)
+        if key not in self.explains:
+            self.explains[key] = doc
         return rec
 
     def run_all(self):
-        cfgs, qs = self.args.configs, self.args.queries
-        total = self.args.reps * len(qs) * len(cfgs)
+        a = self.args
+        cfgs, qs, wms = a.configs, a.queries, a.work_mem
+        total = a.reps * len(qs) * len(wms) * len(cfgs)
         n = 0
-        for rep in range(self.args.reps):
+        for rep in range(a.reps):
             for qi, q in enumerate(qs):
-                k = (rep + qi) % len(cfgs)
-                order = cfgs[k:] + cfgs[:k]
-                for pos, cfg in enumerate(order):
-                    n += 1
-                    rec = self.one_run(q, cfg, rep, pos)
-                    self.runs.append(rec)
-                    if rec["ok"]:
-                        disk = ""
-                        if "disk_read" in rec:
-                            disk = "  disk r/w %.0f/%.0f MiB" % (rec["disk_read"] / 2**20,
-                                                                rec["disk_written"] / 2**20)
-                        log("run %d/%d rep %d %s %-10s %7.2f s  wchar %8.1f MiB  temp %8.1f MiB%s  %s"
-                            % (n, total, rep + 1, q, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
-                               rec["temp_bytes"] / 2**20, disk, ",".join(rec["sorts"])))
+                for wi, wm in enumerate(wms):
+                    k = (rep + qi * len(wms) + wi) % len(cfgs)
+                    order = cfgs[k:] + cfgs[:k]
+                    for pos, cfg in enumerate(order):
+                        n += 1
+                        rec = self.one_run(q, wm, cfg, rep, pos)
+                        self.runs.append(rec)
+                        if rec["ok"]:
+                            log("s%s %s run %d/%d rep %d %-7s %-5s %-10s %7.2f s  wchar %8.1f MiB"
+                                "  temp %8.1f MiB  rss %6.1f MiB  passes cs %s ts %s%s  %s" % (
+                                    fmt_scale(self.scale), disk_name(self.mbps), n, total,
+                                    rep + 1, q, wm, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
+                                    rec["temp_bytes"] / 2**20, (rec["rss_peak"] or 0) / 2**20,
+                                    fmt_num(rec.get("cs_passes")), fmt_num(rec.get("ts_passes")),
+                                    disk_rw(rec), ",".join(rec["sorts"])))
 
     def run_checks(self):
-        for q in self.args.queries:
-            for cfg in self.args.configs:
-                if self.args.check_mode == "md5":
-                    row = "md5(t::text)"          # every column's text form
-                else:
-                    row = "hash_record_extended(t, 0)::text"   # 64-bit, cheaper
-                sql = (self.session_sql(cfg) +
-                       "SELECT count(*) || ' ' || coalesce(md5(string_agg(%s, ',')), '-') "
-                       "FROM (%s) t;\n" % (row, QUERIES[q]["check"]))
-                t0 = time.monotonic()
-                p = self.c.psql(sql, check=False, timeout=self.args.run_timeout)
-                dt = time.monotonic() - t0
-                if p.returncode != 0:
-                    self.checks[(q, cfg)] = "error: " + p.stderr.strip()[:300]
-                    log("check %s %s FAILED: %s\n%s" % (q, cfg, p.stderr.strip()[:500],
-                                                         self.c.log_tail()))
-                    if not self.c.wait_ready():
-                        raise RuntimeError("server did not come back")
-                else:
-                    self.checks[(q, cfg)] = p.stdout.strip().splitlines()[-1]
-                    log("check %s %-10s %s (%.1f s)" % (q, cfg, self.checks[(q, cfg)], dt))
+        a = self.args
+        wms = a.work_mem if a.check_work_mem == "all" else a.work_mem[:1]
+        for q in a.queries:
+            for wm in wms:
+                for cfg in a.configs:
+                    if a.check_mode == "md5":
+                        row = "md5(t::text)"          # every column's text form
+                    else:
+                        row = "hash_record_extended(t, 0)::text"   # 64-bit, cheaper
+                    sql = (self.session_sql(q, cfg, wm) +
+                           "SELECT count(*) || ' ' || coalesce(md5(string_agg(%s, ',')), '-') "
+                           "FROM (%s) t;\n" % (row, QUERIES[q]["check"]))
+                    key = (self.scale, q, wm, cfg)
+                    t0 = time.monotonic()
+                    p = self.c.psql(sql, db=self.db, check=False, timeout=a.run_timeout)
+                    dt = time.monotonic() - t0
+                    if p.returncode != 0:
+                        self.checks[key] = "error: " + p.stderr.strip()[:300]
+                        log("check s%s %s %s %s FAILED: %s\n%s" % (
+                            fmt_scale(self.scale), q, wm, cfg, p.stderr.strip()[:500],
+                            self.c.log_tail()))
+                        if not self.c.wait_ready():
+                            raise RuntimeError("server did not come back")
+                    else:
+                        self.checks[key] = p.stdout.strip().splitlines()[-1]
+                        log("check s%s %-6s %-5s %-10s %s (%.1f s)" % (
+                            fmt_scale(self.scale), q, wm, cfg, self.checks[key], dt))
+
+
+def disk_rw(rec):
+    if "disk_read" not in rec:
+        return ""
+    return "  disk r/w %.0f/%.0f MiB" % (rec["disk_read"] / 2**20, rec["disk_written"] / 2**20)
 
 
 # ---------------------------------------------------------------- report
+
 
 def med(xs):
     xs = [x for x in xs if x is not None]
@@ -710,121 +879,394 @@ def fmt_ratio(a, b):
     return "%.2fx" % (a / b)
 
 
-def report(bench, args, meta):
-    lines = []
-    lines.append("compspill benchmark: lineitem scale %s (%s rows), work_mem %s, %d interleaved "
-                 "repetition(s), medians%s." % (args.scale, meta["rows"], args.work_mem, args.reps,
-                                                (", temp files on a loop device throttled to %g MB/s"
-                                                 % args.slow_disk) if args.slow_disk else ""))
-    lines.append("")
-    lines.append("Command: `%s`" % meta["command"])
-    lines.append("")
-    head = lines
-    compact = ["| query | config | wall s | wall vs native | bytes written MiB | written vs native "
-               "| temp_bytes MiB | temp vs native | result |",
-               "|---|---|---:|---:|---:|---:|---:|---:|---|"]
-    lines = ["Details:", ""]
-    lines.append("| query | config | wall s (min-max) | wall vs native | bytes written MiB | written vs native "
-                 "| write_bytes MiB | temp_bytes MiB | temp vs native | spill per EXPLAIN MiB "
-                 "| runs / passes | comp. ratio | sort node | result |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
-    if args.slow_disk:      # one more column: what really reached the disk
-        lines[-2] = lines[-2].replace("| runs / passes", "| disk read / written MiB | runs / passes")
-        lines[-1] = "|---|---|" + "---:|" * 11 + "---|---|"
-    summary = {}
+# Below this, native did not spill: what the backend wrote is protocol and
+# log messages, and a ratio to it means nothing.
+MIN_BYTES = 2**20
+
+
+def fmt_bytes_ratio(a, b):
+    return "-" if b is None or b < MIN_BYTES else fmt_ratio(a, b)
+
+
+def fmt_num(v):
+    return "-" if v is None else "%g" % v
+
+
+def fmt_diff_mib(a, b):
+    if a is None or b is None:
+        return "-"
+    return "%+.1f" % ((a - b) / 2**20)
+
+
+def fmt_runs(runs, passes):
+    return "-" if not runs and not passes else "%g / %g" % (runs or 0, passes or 0)
+
+
+def envs_of(args):
+    """(scale, disk MB/s or 0) in the order they were run."""
+    return [(s, d) for s in args.scales for d in (args.slow_disk or [0])]
+
+
+def summarize(runs):
+    groups = {}
+    for r in runs:
+        key = (r["scale"], r["disk"], r["query"], r["work_mem"], r["config"])
+        groups.setdefault(key, []).append(r)
+    out = {}
+    for key, rr in groups.items():
+        rs = [r for r in rr if r["ok"]]
+        out[key] = {
+            "wall": med([r["wall_s"] for r in rs]),
+            "wmin": min([r["wall_s"] for r in rs], default=None),
+            "wmax": max([r["wall_s"] for r in rs], default=None),
+            "wchar": med([r["io"]["wchar"] for r in rs]),
+            "write_bytes": med([r["io"]["write_bytes"] for r in rs]),
+            "temp": med([r["temp_bytes"] for r in rs]),
+            "spill": med([r.get("spill_bytes") for r in rs]),
+            "rss": med([r.get("rss_peak") for r in rs]),
+            "cs_runs": med([r.get("cs_runs") for r in rs]),
+            "cs_passes": med([r.get("cs_passes") for r in rs]),
+            "ts_runs": med([r.get("ts_runs") for r in rs]),
+            "ts_passes": med([r.get("ts_passes") for r in rs]),
+            "ratio": med([r.get("cs_ratio") for r in rs]),
+            "disk_r": med([r.get("disk_read") for r in rs]),
+            "disk_w": med([r.get("disk_written") for r in rs]),
+            "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
+            "n": len(rs), "fail": len(rr) - len(rs),
+        }
+    return out
+
+
+def verdict(checks, s, key):
+    scale, _, q, wm, cfg = key
+    chk = checks.get((scale, q, wm, cfg))
+    nat = checks.get((scale, q, wm, NATIVE))
+    if chk is None:
+        v = "not checked"
+    elif chk.startswith("error"):
+        v = "ERROR"
+    elif cfg == NATIVE:
+        v = "reference"
+    elif nat is None or nat.startswith("error"):
+        v = "no reference"
+    else:
+        v = "identical" if chk == nat else "DIFFERENT"
+    if s and s["fail"]:
+        v += " (%d run(s) failed)" % s["fail"]
+    return v
+
+
+def passes_cell(s):
+    """Runs / merge passes: compspill's nodes, and native tuplesort's (what
+    trace_sort logged); both when a plan has both."""
+    cs = fmt_runs(s["cs_runs"], s["cs_passes"]) if s["cs_runs"] is not None else "-"
+    ts = fmt_runs(s["ts_runs"], s["ts_passes"])
+    if cs != "-" and ts != "-":
+        return "%s + ts %s" % (cs, ts)
+    return cs if cs != "-" else ts
+
+
+def report(runs, checks, args, meta):
+    summ = summarize(runs)
+    out = []
+    scales = ", ".join(fmt_scale(s) for s in args.scales)
+    out.append("compspill benchmark: scale %s, work_mem %s, %d interleaved repetition(s), "
+               "medians; %s." % (scales, ", ".join(args.work_mem), args.reps,
+                                 ", ".join(disk_name(d) for d in (args.slow_disk or [0]))))
+    out.append("")
+    out.append("Command: `%s`" % meta.get("command", "?"))
+    out.append("")
+    for s in args.scales:
+        tabs = meta.get("data", {}).get(fmt_scale(s))
+        if tabs:
+            out.append("Data at scale %s: %s." % (fmt_scale(s), ", ".join(
+                "%s %s rows (%s)" % (t, "{:,}".format(v["rows"]), v.get("size", "?"))
+                for t, v in tabs.items())))
+    out.append("")
+    for env in envs_of(args):
+        out.append("### scale %s, %s" % (fmt_scale(env[0]), disk_name(env[1])))
+        out.append("")
+        out.append("| query | work_mem | config | wall s | wall vs native | written MiB "
+                   "| written vs native | temp_bytes MiB | peak RSS MiB | RSS vs native MiB "
+                   "| runs / passes | result |")
+        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for q in args.queries:
+            for wm in args.work_mem:
+                b = summ.get(env + (q, wm, NATIVE)) or {}
+                for cfg in args.configs:
+                    key = env + (q, wm, cfg)
+                    s = summ.get(key)
+                    if s is None:
+                        continue
+                    out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                        q, wm, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
+                        fmt_ratio(s["wall"], b.get("wall")),
+                        fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
+                        fmt_mib(s["temp"]), fmt_mib(s["rss"]),
+                        "-" if cfg == NATIVE else fmt_diff_mib(s["rss"], b.get("rss")),
+                        passes_cell(s), verdict(checks, s, key)))
+        out.append("")
+    if len(args.scales) > 1:
+        for disk in (args.slow_disk or [0]):
+            out += scale_table(summ, args, disk)
+    out.append("Details:")
+    out.append("")
+    for env in envs_of(args):
+        out += details_table(summ, checks, args, env)
+    out.append("Queries: " + "; ".join(
+        "%s = `%s`%s" % (q, QUERIES[q]["sql"], (" (with %s)" % ", ".join(
+            "%s = %s" % kv for kv in QUERIES[q]["settings"].items()))
+            if QUERIES[q].get("settings") else "") for q in args.queries) + ".")
+    out.append("")
+    out.append(
+        "Columns: wall = client-side time of `EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT "
+        "JSON)` of the query (rows produced server side, none shipped); written = `wchar` of the "
+        "backend's /proc/<pid>/io (bytes passed to write(): temp files of every sort in the "
+        "plan, all merge passes, plus a few kB of protocol%s); write_bytes = bytes the backend "
+        "dirtied towards the block layer (page-cache writes of a temp file deleted before "
+        "writeback are counted here and again in cancelled_write_bytes); temp_bytes = "
+        "pg_stat_database delta (all temp files, sizes at deletion); peak RSS = VmHWM of the "
+        "backend at the end of its session (the session's high-water mark of resident memory: "
+        "private memory plus the shared buffers and files it touched), RSS vs native = the "
+        "difference of the medians; spill per EXPLAIN = native sorts' Temp Written Blocks x "
+        "8 kB (every merge pass, compspill's tuplesort fallback included) + compspill nodes' "
+        "Bytes Written; runs / passes = sorted runs / merge passes (the final merge included): "
+        "compspill's from its EXPLAIN, native tuplesort's (\"ts\" when a plan has both) counted "
+        "from trace_sort's LOG messages (PostgreSQL 15: \"finished writing run\", \"starting "
+        "merge pass\"); comp. ratio = compspill's bytes before encoding / bytes of its runs; "
+        "disk read / written (slow disk only) = the loop device's own counters over the run; "
+        "result = md5 of the output in a total order (per row: %s), once per scale, query, "
+        "work_mem%s and configuration, untimed." % (
+            "" if getattr(args, "no_trace_sort", False)
+            else ", including trace_sort's messages, about 0.3 kB per sorted run",
+            "md5 of its text" if args.check_mode == "md5" else "hash_record_extended",
+            "" if getattr(args, "check_work_mem", "all") == "all"
+            else " (only the first, %s)" % args.work_mem[0]))
+    return "\n".join(out) + "\n"
+
+
+def scale_table(summ, args, disk):
+    sc = args.scales
+    out = ["### growth with scale, %s" % disk_name(disk), ""]
+    head = ["query", "work_mem", "config"] + \
+        ["wall s @%s" % fmt_scale(s) for s in sc] + \
+        ["written MiB @%s" % fmt_scale(s) for s in sc] + \
+        ["wall vs native @%s" % fmt_scale(s) for s in sc]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|---|---|---|" + "---:|" * (3 * len(sc)))
     for q in args.queries:
-        base = None
-        for cfg in args.configs:
-            rs = [r for r in bench.runs if r["query"] == q and r["config"] == cfg and r["ok"]]
-            nfail = len([r for r in bench.runs if r["query"] == q and r["config"] == cfg and not r["ok"]])
-            s = {
-                "wall": med([r["wall_s"] for r in rs]),
-                "wmin": min([r["wall_s"] for r in rs], default=None),
-                "wmax": max([r["wall_s"] for r in rs], default=None),
-                "wchar": med([r["io"]["wchar"] for r in rs]),
-                "write_bytes": med([r["io"]["write_bytes"] for r in rs]),
-                "temp": med([r["temp_bytes"] for r in rs]),
-                "spill": med([r["spill_bytes"] for r in rs]),
-                "runs": med([r.get("cs_runs") for r in rs]),
-                "disk_r": med([r.get("disk_read") for r in rs]),
-                "disk_w": med([r.get("disk_written") for r in rs]),
-                "passes": med([r.get("cs_passes") for r in rs]),
-                "ratio": med([r.get("cs_ratio") for r in rs]),
-                "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
-                "n": len(rs), "fail": nfail,
-            }
-            summary[(q, cfg)] = s
-            if cfg == NATIVE:
-                base = s
-            chk = bench.checks.get((q, cfg))
-            nat = bench.checks.get((q, NATIVE))
-            if chk is None:
-                verdict = "not checked"
-            elif chk.startswith("error"):
-                verdict = "ERROR"
-            elif cfg == NATIVE:
-                verdict = "reference"
-            elif nat is None or nat.startswith("error"):
-                verdict = "no reference"
-            else:
-                verdict = "identical" if chk == nat else "DIFFERENT"
-            if nfail:
-                verdict += " (%d run(s) failed)" % nfail
-            b = base or {}
-            row = ("| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                q, cfg,
-                "-" if s["wall"] is None else "%.2f" % s["wall"],
-                "-" if s["wmin"] is None else "%.2f" % s["wmin"],
-                "-" if s["wmax"] is None else "%.2f" % s["wmax"],
-                fmt_ratio(s["wall"], b.get("wall")),
-                fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
-                fmt_mib(s["write_bytes"]),
-                fmt_mib(s["temp"]), fmt_ratio(s["temp"], b.get("temp")),
-                fmt_mib(s["spill"]),
-                "-" if s["runs"] is None else "%g / %g" % (s["runs"], s["passes"] or 0),
-                "-" if not s["ratio"] else "%.2f" % s["ratio"],
-                s["sorts"], verdict))
-            if args.slow_disk:
-                cells = row.split(" | ")
-                cells.insert(10, "%s / %s" % (fmt_mib(s["disk_r"]), fmt_mib(s["disk_w"])))
-                row = " | ".join(cells)
-            lines.append(row)
-            compact.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                q, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
-                fmt_ratio(s["wall"], b.get("wall")),
-                fmt_mib(s["wchar"]), fmt_ratio(s["wchar"], b.get("wchar")),
-                fmt_mib(s["temp"]), fmt_ratio(s["temp"], b.get("temp")), verdict))
-    lines.append("")
-    lines.append("Queries: " + "; ".join("%s = `%s`" % (q, QUERIES[q]["sql"]) for q in args.queries) + ".")
-    lines.append("")
-    lines.append("Columns: wall = client-side time of `EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, "
-                 "FORMAT JSON)` of the query (rows produced server side, none shipped); bytes written = "
-                 "`wchar` of the backend's /proc/<pid>/io (bytes passed to write(), temp files plus a few "
-                 "kB of protocol); write_bytes = bytes the backend dirtied towards the block layer "
-                 "(page-cache writes of a temp file deleted before writeback are counted here and again "
-                 "in cancelled_write_bytes); temp_bytes = pg_stat_database delta (all temp files, sizes "
-                 "at deletion); spill per EXPLAIN = native: Temp Written Blocks x 8 kB (every merge "
-                 "pass), compspill: its node's Bytes Written; runs / passes and comp. ratio (bytes before encoding / bytes written) from compspill's EXPLAIN; disk read / written (slow disk only) = the loop device's own counters (/sys/block/<dev>/stat) over the run; result = md5 of the output with a total "
-                 "order (ties broken by l_orderkey, l_linenumber; per row: %s), once per "
-                 "configuration, untimed." % ("md5 of its text" if args.check_mode == "md5"
-                                              else "hash_record_extended"))
-    return "\n".join(head + compact + [""] + lines) + "\n", summary
+        for wm in args.work_mem:
+            for cfg in args.configs:
+                ss = [summ.get((s, disk, q, wm, cfg)) or {} for s in sc]
+                bb = [summ.get((s, disk, q, wm, NATIVE)) or {} for s in sc]
+                if not any(ss):
+                    continue
+                cells = [q, wm, cfg]
+                cells += ["-" if x.get("wall") is None else "%.2f" % x["wall"] for x in ss]
+                cells += [fmt_mib(x.get("wchar")) for x in ss]
+                cells += [fmt_ratio(x.get("wall"), b.get("wall")) for x, b in zip(ss, bb)]
+                out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def details_table(summ, checks, args, env):
+    slow = bool(env[1])
+    out = ["scale %s, %s:" % (fmt_scale(env[0]), disk_name(env[1])), ""]
+    head = ["query", "work_mem", "config", "wall s (min-max)", "wall vs native",
+            "bytes written MiB", "written vs native", "write_bytes MiB", "temp_bytes MiB",
+            "temp vs native", "spill per EXPLAIN MiB"] + \
+        (["disk read / written MiB"] if slow else []) + \
+        ["peak RSS MiB", "runs / passes compspill", "runs / passes tuplesort",
+         "comp. ratio", "sort nodes", "result"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|---|---|---|" + "---:|" * (len(head) - 5) + "---|---|")
+    for q in args.queries:
+        for wm in args.work_mem:
+            b = summ.get(env + (q, wm, NATIVE)) or {}
+            for cfg in args.configs:
+                key = env + (q, wm, cfg)
+                s = summ.get(key)
+                if s is None:
+                    continue
+                cells = [q, wm, cfg,
+                         "-" if s["wall"] is None else "%.2f (%.2f-%.2f)" % (
+                             s["wall"], s["wmin"], s["wmax"]),
+                         fmt_ratio(s["wall"], b.get("wall")),
+                         fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
+                         fmt_mib(s["write_bytes"]), fmt_mib(s["temp"]),
+                         fmt_bytes_ratio(s["temp"], b.get("temp")), fmt_mib(s["spill"])]
+                if slow:
+                    cells.append("%s / %s" % (fmt_mib(s["disk_r"]), fmt_mib(s["disk_w"])))
+                cells += [fmt_mib(s["rss"]),
+                          fmt_runs(s["cs_runs"], s["cs_passes"]),
+                          fmt_runs(s["ts_runs"], s["ts_passes"]),
+                          "-" if not s["ratio"] else "%.2f" % s["ratio"],
+                          s["sorts"], verdict(checks, s, key)]
+                out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+# ----------------------------------------------------------------- chart
+
+
+def draw_chart(runs, args, path):
+    """Draw the chart with matplotlib; returns an error text or None.
+
+    Per disk setting at the largest scale: wall time vs native and bytes
+    written vs native, one bar per compspill configuration, grouped by query
+    and work_mem. With several scales also: sum over the queries of the
+    wall time and of the bytes written against the scale, every
+    configuration and native, log-log."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib import ticker
+    except ImportError as e:
+        return "matplotlib is not available (%s)" % e
+    summ = summarize(runs)
+    top = max(args.scales)
+    disks = args.slow_disk or [0]
+    cfgs = [c for c in args.configs if c != NATIVE]
+    groups = [(q, wm) for q in args.queries for wm in args.work_mem]
+    series = len(args.scales) > 1
+    # wall time per disk setting; bytes written once (they do not depend on
+    # the disk)
+    panels = ([("wall", "wall time", d) for d in disks] +
+              [("wchar", "bytes written", disks[0])]) if cfgs else []
+    nbar = len(panels)
+    nrows = nbar + (1 if series else 0)
+    if nrows == 0:
+        return "nothing to draw"
+    width = max(11.0, min(18.0, 2.0 + 0.22 * len(groups) * (len(cfgs) + 1)))
+    fig = plt.figure(figsize=(width, 3.8 * nrows), dpi=110)
+    gs = fig.add_gridspec(nrows, 2)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color = {c: colors[i % len(colors)] for i, c in enumerate(cfgs)}
+    color[NATIVE] = "black"
+    row = 0
+    for metric, label, disk in panels:
+        ax = fig.add_subplot(gs[row, :])
+        row += 1
+        w = 0.8 / len(cfgs)
+        for i, cfg in enumerate(cfgs):
+            xs, ys = [], []
+            for g, (q, wm) in enumerate(groups):
+                s = summ.get((top, disk, q, wm, cfg)) or {}
+                b = summ.get((top, disk, q, wm, NATIVE)) or {}
+                floor = MIN_BYTES if metric == "wchar" else 0
+                if s.get(metric) is not None and (b.get(metric) or 0) > floor:
+                    xs.append(g - 0.4 + w * (i + 0.5))
+                    ys.append(s[metric] / b[metric])
+            ax.bar(xs, ys, w * 0.92, label=cfg, color=color[cfg])
+        ax.axhline(1.0, color="black", linewidth=1, linestyle="--", label="native = 1")
+        if metric == "wchar":
+            for g, (q, wm) in enumerate(groups):
+                b = summ.get((top, disk, q, wm, NATIVE)) or {}
+                if (b.get("wchar") or 0) <= MIN_BYTES:
+                    ax.text(g, 0.05, "native:\nno spill", ha="center", fontsize=8,
+                            color="gray")
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(["%s\n%s" % g for g in groups], fontsize=10)
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylabel("%s / native's" % label)
+        ax.set_title("%s vs native: scale %s, %s (lower is better)" % (
+            label.capitalize(), fmt_scale(top), disk_name(disk)), loc="left")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.legend(fontsize=8, ncol=len(cfgs) + 1, loc="lower right",
+                  bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if series:
+        disk = disks[0]
+        for col, (metric, label, unit) in enumerate((("wall", "wall time", 1.0),
+                                                     ("wchar", "bytes written", 2.0**20))):
+            ax = fig.add_subplot(gs[row, col])
+            for cfg in args.configs:
+                for wi, wm in enumerate(args.work_mem):
+                    xs, ys = [], []
+                    for s in args.scales:
+                        vals = [(summ.get((s, disk, q, wm, cfg)) or {}).get(metric)
+                                for q in args.queries]
+                        # bytes: leave out what did not spill (protocol only)
+                        if vals and all(v is not None for v in vals) and \
+                                (metric != "wchar" or sum(vals) >= MIN_BYTES):
+                            xs.append(s)
+                            ys.append(sum(vals) / unit)
+                    if xs:
+                        ax.plot(xs, ys, marker="o", color=color[cfg],
+                                linestyle=("-", "--", ":", "-.")[wi % 4],
+                                linewidth=2.2 if cfg == NATIVE else 1.4,
+                                label="%s, %s" % (cfg, wm))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            plain = ticker.FuncFormatter(lambda v, _: "%g" % v)
+            ax.xaxis.set_major_locator(ticker.FixedLocator(args.scales))
+            ax.xaxis.set_major_formatter(plain)
+            ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+            ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+            ax.set_xlabel("scale")
+            ax.set_ylabel("%s, sum over queries (%s)" % (label, "s" if unit == 1.0 else "MiB"))
+            ax.set_title("Growth with scale: %s, %s" % (label, disk_name(disk)))
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=7, ncol=2)
+    fig.suptitle("compspill vs native sort (%d rep(s), medians)" % args.reps, fontsize=13)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path)
+    plt.close(fig)
+    return None
+
+
+def write_chart(runs_json, path):
+    """The chart from a runs.json; in this interpreter when it has
+    matplotlib, else with the system's python3 (Debian's python3-matplotlib)
+    running bench.py --report RUNS_JSON --chart PATH."""
+    with open(runs_json) as f:
+        d = json.load(f)
+    err = draw_chart(d["runs"], load_args(d), path)
+    if err and err.startswith("matplotlib") and os.path.exists("/usr/bin/python3") \
+            and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        p = run(["/usr/bin/python3", os.path.abspath(__file__), "--report", runs_json,
+                 "--chart", path, "--quiet"], check=False)
+        err = None if p.returncode == 0 else "%s; /usr/bin/python3: %s" % (
+            err, p.stdout.strip().splitlines()[-1:] or "failed")
+    if err:
+        log("no chart: %s%s" % (err, " (apt-get install -y python3-matplotlib)"
+                                if err.startswith("matplotlib") else ""))
+        return False
+    log("chart: %s" % path)
+    return True
 
 
 # ------------------------------------------------------------------ main
 
-def parse_args():
+
+def comma_list(text, conv=str):
+    return [conv(x.strip()) for x in text.split(",") if x.strip()]
+
+
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See the module docstring / README.md for details.")
     ap.add_argument("--report", metavar="RUNS_JSON",
-                    help="only print the tables of an earlier run (out/<run>/runs.json)")
-    ap.add_argument("--scale", type=float, default=1.0, help="lineitem scale (1 = 6,001,215 rows)")
+                    help="only print the tables of an earlier run (out/<run>/runs.json), "
+                         "and with --chart draw its chart")
+    ap.add_argument("--quiet", action="store_true", help="with --report: don't print tables")
+    ap.add_argument("--scales", help="comma list of scales, run one after the other "
+                                     "(lineitem scale 1 = 6,001,215 rows); default 1")
+    ap.add_argument("--scale", type=float, help="one scale (same as --scales SCALE)")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (default 3)")
-    ap.add_argument("--work-mem", default="4MB")
+    ap.add_argument("--work-mem", default="4MB", help="comma list, e.g. 4MB,64MB")
     ap.add_argument("--configs", default="native,none,lz4,zstd1,zstd3",
-                    help="comma list: native, none, lz4, zstd<level>, each optionally -dio")
-    ap.add_argument("--queries", default="q1,q2,q3")
+                    help="comma list: native, or a compspill.codec value (none, lz4, zstd, "
+                         "auto, ...) optionally followed by a level (zstd3), each optionally "
+                         "with -dio")
+    ap.add_argument("--queries", default=",".join(QUERIES),
+                    help="comma list of %s" % ", ".join(QUERIES))
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="extra setting for every benchmark session (repeatable)")
     ap.add_argument("--no-compspill", action="store_true",
@@ -838,6 +1280,14 @@ def parse_args():
                     help="result check: md5 of each row's text (default) or "
                          "hash_record_extended of each row (about 2x faster); either way "
                          "the md5 of all of them in output order")
+    ap.add_argument("--check-work-mem", choices=("all", "first"), default="all",
+                    help="check the results at every work_mem (default) or only at the "
+                         "first of --work-mem")
+    ap.add_argument("--no-trace-sort", action="store_true",
+                    help="don't count native tuplesort's runs and passes with trace_sort")
+    ap.add_argument("--chart", metavar="PATH.png",
+                    help="also write the chart here (it is always written to the run's "
+                         "out dir as chart.png)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the cluster and data in --workdir and reuse them")
     ap.add_argument("--workdir", default="/var/tmp/compspill-bench")
@@ -851,8 +1301,9 @@ def parse_args():
     ap.add_argument("--statement-timeout", default="0")
     ap.add_argument("--run-timeout", type=float, default=3600)
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
-    ap.add_argument("--slow-disk", type=float, default=0, metavar="MBPS",
-                    help="temp files on a loop device throttled to MBPS MB/s (root)")
+    ap.add_argument("--slow-disk", default="", metavar="MBPS[,MBPS...]",
+                    help="temp files on a loop device throttled to MBPS MB/s (root); a "
+                         "comma list runs everything at each speed")
     ap.add_argument("--slow-size-gb", type=int, default=16)
     ap.add_argument("--slow-image-dir", default="/var/tmp")
     ap.add_argument("--dirty-mb", type=int, default=32,
@@ -863,67 +1314,152 @@ def parse_args():
                          "gives postgres a budget of its own besides writeback's)")
     ap.add_argument("--evict-every", type=float, default=0, metavar="SEC",
                     help="slow disk: drop clean page cache every SEC seconds during a run")
-    a = ap.parse_args()
-    a.configs = [c.strip() for c in a.configs.split(",") if c.strip()]
-    a.queries = [q.strip() for q in a.queries.split(",") if q.strip()]
+    a = ap.parse_args(argv)
+    if a.report:
+        return a
+    if a.scales and a.scale:
+        ap.error("--scale and --scales are the same option")
+    a.scales = comma_list(a.scales, float) if a.scales else [a.scale or 1.0]
+    if not a.scales or min(a.scales) <= 0:
+        ap.error("--scales: positive numbers")
+    a.scale = None
+    a.work_mem = comma_list(a.work_mem)
+    a.slow_disk = comma_list(a.slow_disk, float)
+    if any(x <= 0 for x in a.slow_disk):
+        ap.error("--slow-disk: speeds in MB/s, > 0")
+    a.configs = comma_list(a.configs)
+    a.queries = comma_list(a.queries)
     for q in a.queries:
         if q not in QUERIES:
-            ap.error("unknown query %s" % q)
+            ap.error("unknown query %s (%s)" % (q, ", ".join(QUERIES)))
     if a.no_compspill:
         a.configs = [NATIVE]
     if NATIVE in a.configs:
         a.configs.remove(NATIVE)
     a.configs.insert(0, NATIVE)
     for c in a.configs:
-        config_settings(c, True)
+        parse_config(c)
     return a
 
 
-def ensure_data(cluster, args):
-    c = cluster
-    if c.psql("SELECT 1 FROM pg_database WHERE datname = 'bench'", db="postgres").stdout.strip() != "1":
-        c.psql("CREATE DATABASE bench", db="postgres")
-    want = {"scale": args.scale, "rows": lineitem.expected_rows(args.scale),
-            "pool_mb": args.pool_mb, "gen": lineitem.GEN_VERSION}
-    have = c.psql("SELECT obj_description(to_regclass('lineitem'), 'pg_class')").stdout.strip()
-    if have:
-        try:
-            if json.loads(have) == want:
-                log("reusing lineitem (%s)" % have)
-                return want
-        except ValueError:
-            pass
-    log("generating lineitem: scale %g, %d rows" % (args.scale, want["rows"]))
-    t0 = time.time()
-    c.psql("SET work_mem = '256MB';\nSET maintenance_work_mem = '1GB';\nBEGIN;\n" +
-           lineitem.generate_sql(args.scale, args.pool_mb) +
-           "COMMENT ON TABLE lineitem IS '%s';\nCOMMIT;\n" % json.dumps(want))
-    t1 = time.time()
-    c.psql("VACUUM (FREEZE, ANALYZE) lineitem; CHECKPOINT;")
-    n = int(c.psql("SELECT count(*) FROM lineitem").stdout.strip())
-    size = c.psql("SELECT pg_size_pretty(pg_table_size('lineitem'))").stdout.strip()
-    log("generated %d rows (%s) in %.0f s, vacuum %.0f s" % (n, size, t1 - t0, time.time() - t1))
-    if n != want["rows"]:
-        raise RuntimeError("expected %d rows, got %d" % (want["rows"], n))
-    return want
-
-
-def rerender(path):
-    """Print the tables again from a runs.json (--report)."""
+def load_args(d):
+    """The arguments of a runs.json, older formats (one scale, one work_mem,
+    one slow-disk speed) included."""
     import types
-    d = json.load(open(path))
-    args = types.SimpleNamespace(**d["args"])
-    args.check_mode = getattr(args, "check_mode", "md5")
-    b = types.SimpleNamespace(runs=d["runs"],
-                              checks={tuple(k.split("/")): v for k, v in d["checks"].items()})
-    print(report(b, args, d["meta"])[0])
+    a = types.SimpleNamespace(**d["args"])
+    if not getattr(a, "scales", None):
+        a.scales = [a.scale]
+    if isinstance(a.work_mem, str):
+        a.work_mem = [a.work_mem]
+    if not isinstance(a.slow_disk, list):
+        a.slow_disk = [a.slow_disk] if a.slow_disk else []
+    a.check_mode = getattr(a, "check_mode", "md5")
+    for r in d["runs"]:
+        r.setdefault("scale", a.scales[0])
+        r.setdefault("work_mem", a.work_mem[0])
+        r.setdefault("disk", a.slow_disk[0] if a.slow_disk else 0)
+        r.setdefault("sorts", [])
+    return a
+
+
+def load_checks(d, args):
+    checks = {}
+    for k, v in d["checks"].items():
+        parts = k.split("/")
+        if len(parts) == 2:         # older format: query/config
+            parts = [fmt_scale(args.scales[0]), parts[0], args.work_mem[0], parts[1]]
+        checks[(float(parts[0]), parts[1], parts[2], parts[3])] = v
+    return checks
+
+
+def table_meta(c, db, table):
+    """The comment of a table (how it was generated), None without one."""
+    out = c.psql("SELECT coalesce(obj_description(to_regclass('%s'), 'pg_class'), '')"
+                 % table, db=db).stdout.strip()
+    return out or None
+
+
+def ensure_data(cluster, args, scale):
+    """Create the database of `scale` and the tables the queries need,
+    unless they are there (their comment says how they were generated)."""
+    c = cluster
+    db = db_name(scale)
+    if c.psql("SELECT 1 FROM pg_database WHERE datname = '%s'" % db).stdout.strip() != "1":
+        c.psql("CREATE DATABASE %s" % db)
+    need = set()
+    for q in args.queries:
+        need.update(QUERIES[q]["tables"])
+    if "orders" in need:
+        need.add("lineitem")
+    specs = {
+        "lineitem": ({"scale": scale, "rows": lineitem.expected_rows(scale),
+                      "pool_mb": args.pool_mb, "gen": lineitem.GEN_VERSION},
+                     lambda: lineitem.generate_sql(scale, args.pool_mb)),
+        "orders": ({"scale": scale, "gen": lineitem.ORDERS_GEN_VERSION,
+                    "lineitem_gen": lineitem.GEN_VERSION, "pool_mb": args.pool_mb},
+                   lambda: lineitem.orders_sql(scale)),
+        "strings": ({"scale": scale, "rows": strings_table.expected_rows(scale),
+                     "gen": strings_table.GEN_VERSION},
+                    lambda: strings_table.generate_sql(scale)),
+    }
+    data = {}
+    regenerated = set()
+    for table in ("lineitem", "orders", "strings"):
+        if table not in need:
+            continue
+        want, gen = specs[table]
+        have = table_meta(c, db, table)
+        fresh = table == "orders" and "lineitem" in regenerated
+        try:
+            same = have is not None and json.loads(have) == want and not fresh
+        except ValueError:
+            same = False
+        if same:
+            log("scale %s: reusing %s" % (fmt_scale(scale), table))
+        else:
+            log("scale %s: generating %s" % (fmt_scale(scale), table))
+            t0 = time.time()
+            c.psql("SET work_mem = '256MB';\nSET maintenance_work_mem = '1GB';\nBEGIN;\n" +
+                   gen() + "COMMENT ON TABLE %s IS '%s';\nCOMMIT;\n" % (table, json.dumps(want)),
+                   db=db)
+            t1 = time.time()
+            c.psql("VACUUM (FREEZE, ANALYZE) %s; CHECKPOINT;" % table, db=db)
+            log("scale %s: generated %s in %.0f s, vacuum %.0f s" % (
+                fmt_scale(scale), table, t1 - t0, time.time() - t1))
+            regenerated.add(table)
+        n = int(c.psql("SELECT count(*) FROM %s" % table, db=db).stdout.strip())
+        size = c.psql("SELECT pg_size_pretty(pg_table_size('%s'))" % table,
+                      db=db).stdout.strip()
+        if "rows" in want and n != want["rows"]:
+            raise RuntimeError("%s: expected %d rows, got %d" % (table, want["rows"], n))
+        data[table] = {"rows": n, "size": size}
+        log("scale %s: %s has %d rows (%s)" % (fmt_scale(scale), table, n, size))
+    return db, data
+
+
+def rerender(args):
+    """--report RUNS_JSON [--chart PATH]: print the tables of a run again,
+    draw its chart."""
+    with open(args.report) as f:
+        d = json.load(f)
+    a = load_args(d)
+    if not args.quiet:
+        print(report(d["runs"], load_checks(d, a), a, d["meta"]))
+    if args.chart and not write_chart(args.report, args.chart):
+        return 1
     return 0
 
 
+def server_codecs(cluster):
+    out = cluster.psql("SELECT array_to_string(enumvals, ',') FROM pg_settings "
+                       "WHERE name = 'compspill.codec'").stdout.strip()
+    return comma_list(out)
+
+
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--report":
-        return rerender(sys.argv[2])
     args = parse_args()
+    if args.report:
+        return rerender(args)
     have_compspill = not args.no_compspill
     started = datetime.datetime.now()
     cmdline = " ".join(["test/bench/bench.py"] + sys.argv[1:])
@@ -934,40 +1470,55 @@ def main():
         raise SystemExit("interrupted by signal %d" % signum)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
+    if args.slow_disk and os.geteuid() != 0:
+        raise SystemExit("--slow-disk needs root")
 
-    cluster = slow = bench = meta = None
+    cluster = slow = bench = None
+    meta = {"command": cmdline, "data": {}}
     reported = False
     try:
         cmdline += install(args, have_compspill)
+        meta["command"] = cmdline
         cluster = Cluster(args)
-        if args.slow_disk:
-            slow = SlowDisk(args, cluster.workdir)
-            slow_ts = slow.setup()
         cluster.init()
         cluster.start(preload=have_compspill)
         cluster.wait_ready()
-        meta = ensure_data(cluster, args)
-        meta["command"] = cmdline
+        bench = Bench(args, cluster, have_compspill)
         if have_compspill:
             v = cluster.psql("SELECT current_setting('compspill.enabled', true)").stdout.strip()
-            log("compspill loaded, compspill.enabled = %r" % v)
-        bench = Bench(args, cluster, have_compspill, slow)
-        if slow:
-            cluster.psql("DROP TABLESPACE IF EXISTS bench_slow", db="postgres")
-            cluster.psql("CREATE TABLESPACE bench_slow LOCATION '%s'" % slow_ts, db="postgres")
-            bench.temp_tablespace = "bench_slow"
-            slow.attach(cluster.postmaster_pid())
-        # warm the table into the page cache (and shared buffers)
-        cluster.psql("SELECT count(*) FROM lineitem")
-        bench.run_all()
-        if not args.no_check:
-            bench.run_checks()
+            bench.codecs = server_codecs(cluster)
+            log("compspill loaded, compspill.enabled = %r, codecs %s" % (
+                v, ", ".join(bench.codecs)))
+            for cfg in args.configs:
+                parse_config(cfg, bench.codecs)
+        for scale in args.scales:
+            db, data = ensure_data(cluster, args, scale)
+            meta["data"][fmt_scale(scale)] = data
+            for i, mbps in enumerate(args.slow_disk or [0]):
+                ts = None
+                if mbps:
+                    slow = SlowDisk(args, cluster.workdir, mbps)
+                    path = slow.setup()
+                    cluster.psql("DROP TABLESPACE IF EXISTS bench_slow")
+                    cluster.psql("CREATE TABLESPACE bench_slow LOCATION '%s'" % path)
+                    ts = "bench_slow"
+                    slow.attach(cluster.postmaster_pid())
+                bench.set_env(scale, db, mbps, slow, ts)
+                # warm the tables into the page cache (and shared buffers)
+                for t in data:
+                    cluster.psql("SELECT count(*) FROM %s" % t, db=db)
+                bench.run_all()
+                if not args.no_check and i == 0:
+                    bench.run_checks()
+                if slow:
+                    drop_slow(cluster, slow)
+                    slow = None
         write_results(bench, args, meta, started)
         reported = True
         bad = [k for k, v in bench.checks.items() if v.startswith("error")] + \
-              [(r["query"], r["config"]) for r in bench.runs if not r["ok"]]
-        nat = {q: bench.checks.get((q, NATIVE)) for q in args.queries}
-        bad += [k for k, v in bench.checks.items() if nat.get(k[0]) and v != nat[k[0]]]
+              [r for r in bench.runs if not r["ok"]]
+        bad += [k for k, v in bench.checks.items()
+                if bench.checks.get(k[:3] + (NATIVE,)) not in (None, v)]
         return 1 if bad else 0
     finally:
         if bench and bench.runs and not reported:
@@ -978,8 +1529,8 @@ def main():
                 log("could not write partial results: %s" % e)
         if slow:
             slow.detach()
-            if cluster.running:
-                cluster.psql("DROP TABLESPACE IF EXISTS bench_slow", db="postgres", check=False)
+            if cluster and cluster.running:
+                cluster.psql("DROP TABLESPACE IF EXISTS bench_slow", check=False)
         if cluster:
             cluster.stop()
         if slow:
@@ -990,13 +1541,23 @@ def main():
             fn()
 
 
+def drop_slow(cluster, slow):
+    """Tear down one speed's slow disk while the cluster keeps running."""
+    slow.detach()
+    cluster.psql("DROP TABLESPACE IF EXISTS bench_slow")
+    slow.teardown()
+
+
 def install(args, have_compspill):
     """make install of the work tree, or of --ref; returns a note for the
     command line in the report."""
     if not have_compspill:
         return ""
     note, build_dir = "", args.repo
-    if args.ref:
+    if args.no_install:
+        # whatever is installed, which this work tree may not have built
+        note = "  (--no-install: the compspill.so found installed)"
+    elif args.ref:
         # build a committed state, not whatever the work tree holds right now
         sha = run(["git", "-C", args.repo, "rev-parse", args.ref]).stdout.strip()
         build_dir = tempfile.mkdtemp(prefix="csbench-src-", dir=args.tmpdir)
@@ -1014,28 +1575,41 @@ def install(args, have_compspill):
         log("make -C %s install" % build_dir)
         run(["make", "-s", "-C", build_dir, "install"])
     pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
-    if not os.path.exists(os.path.join(pkglib, "compspill.so")):
+    so = os.path.join(pkglib, "compspill.so")
+    if not os.path.exists(so):
         raise SystemExit("compspill.so is not installed in %s (use --no-compspill for "
                          "native only)" % pkglib)
-    return note
+    with open(so, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    mtime = datetime.datetime.fromtimestamp(os.stat(so).st_mtime)
+    return (note[:-1] if note else "  (compspill") + ", compspill.so sha256 %s of %s)" % (
+        digest, mtime.strftime("%Y-%m-%d %H:%M"))
 
 
 def write_results(bench, args, meta, started, partial=False):
-    text, _ = report(bench, args, meta)
+    text = report(bench.runs, bench.checks, args, meta)
     if partial:
         text = "**PARTIAL: the run was interrupted.**\n\n" + text
     print()
     print(text)
-    name = started.strftime("%Y%m%d-%H%M%S") + "-s%g" % args.scale + \
-        ("-slow%g" % args.slow_disk if args.slow_disk else "")
+    name = started.strftime("%Y%m%d-%H%M%S") + "-s" + \
+        "_".join(fmt_scale(s) for s in args.scales) + \
+        ("-slow" + "_".join("%g" % d for d in args.slow_disk) if args.slow_disk else "")
     outdir = os.path.join(args.out, name)
     os.makedirs(outdir, exist_ok=True)
     write_file(os.path.join(outdir, "results.md"), text)
-    with open(os.path.join(outdir, "runs.json"), "w") as f:
+    runs_json = os.path.join(outdir, "runs.json")
+    with open(runs_json, "w") as f:
         json.dump({"args": vars(args), "meta": meta, "runs": bench.runs,
-                   "checks": {"%s/%s" % k: v for k, v in bench.checks.items()}}, f, indent=1)
+                   "checks": {"%s/%s/%s/%s" % ((fmt_scale(k[0]),) + k[1:]): v
+                              for k, v in bench.checks.items()}}, f, indent=1)
     with open(os.path.join(outdir, "explain.json"), "w") as f:
-        json.dump({"%s/%s" % k: v for k, v in bench.explains.items()}, f, indent=1)
+        json.dump({"s%s/%s/%s/%s/%s" % ((fmt_scale(k[0]), disk_name(k[1])) + k[2:]): v
+                   for k, v in bench.explains.items()}, f, indent=1)
+    chart = os.path.join(outdir, "chart.png")
+    if write_chart(runs_json, chart) and args.chart:
+        shutil.copyfile(chart, args.chart)
+        log("chart copied to %s" % args.chart)
     log("results in %s" % outdir)
 
 

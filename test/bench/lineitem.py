@@ -227,3 +227,50 @@ $gen$;
 
 def expected_rows(scale):
     return int(round(ROWS_SF1 * scale))
+
+
+ORDERS_GEN_VERSION = 1
+
+
+def orders_sql(scale):
+    """SQL that drops and recreates an orders-like table `orders` from
+    lineitem (which must exist): one row per distinct l_orderkey, with
+    TPC-H's order columns. Derived from the order's lines: o_totalprice =
+    sum(l_extendedprice * (1 + l_tax) * (1 - l_discount)), o_orderstatus F /
+    O / P from the lines' l_linestatus, o_orderdate the latest date
+    consistent with the lines' ship and commit dates, o_comment a 19-78
+    character prefix of the lines' comments. Random: o_custkey (uniform over
+    150,000 x SF customers, skipping every third key as dbgen does),
+    o_orderpriority, o_clerk (1,000 x SF clerks). Seeded, generated in key
+    order: deterministic."""
+    custs = max(3, int(round(150000 * scale)))      # keys 1, 2, 4, 5, 7, ...
+    clerks = max(1, int(round(1000 * scale)))
+    return f"""
+DROP TABLE IF EXISTS orders;
+CREATE TABLE orders (
+    o_orderkey      int8 NOT NULL,
+    o_custkey       int NOT NULL,
+    o_orderstatus   char(1) NOT NULL,
+    o_totalprice    numeric(15,2) NOT NULL,
+    o_orderdate     date NOT NULL,
+    o_orderpriority char(15) NOT NULL,
+    o_clerk         char(15) NOT NULL,
+    o_shippriority  int NOT NULL,
+    o_comment       varchar(79) NOT NULL
+);
+SELECT setseed(0.2121);
+INSERT INTO orders
+SELECT okey, 3 * floor(random() * {custs // 3})::int + 1 + floor(random() * 2)::int,
+       status, total, odate,
+       (ARRAY['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'])
+           [1 + floor(random() * 5)::int],
+       'Clerk#' || lpad((1 + floor(random() * {clerks}))::int::text, 9, '0'),
+       0, left(words, 19 + floor(random() * 60)::int)
+FROM (SELECT l_orderkey AS okey,
+             CASE WHEN bool_and(l_linestatus = 'F') THEN 'F'
+                  WHEN bool_and(l_linestatus = 'O') THEN 'O' ELSE 'P' END AS status,
+             sum(l_extendedprice * (1 + l_tax) * (1 - l_discount))::numeric(15,2) AS total,
+             least(min(l_shipdate) - 1, min(l_commitdate) - 30) AS odate,
+             string_agg(l_comment, ' ' ORDER BY l_linenumber) AS words
+      FROM lineitem GROUP BY l_orderkey ORDER BY l_orderkey) o;
+"""
