@@ -1,5 +1,5 @@
 EXTENSION = compspill
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = compspill
 OBJS = \
@@ -15,9 +15,11 @@ OBJS = \
 	src/spillfile.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
+	sql/$(EXTENSION)--0.1.0.sql \
+	sql/$(EXTENSION)--0.1.0--0.2.0.sql
 
-REGRESS = setup types collate_icu toast tuples plans rescan dml cursors prepared parallel explain settings codecs multipass tempfiles
+REGRESS = setup types collate_icu toast tuples plans rescan dml cursors prepared parallel explain settings codecs multipass tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

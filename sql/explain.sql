@@ -30,6 +30,8 @@ SELECT
     bool_or(l ~ '^  Spill: .*merge passes=\d+') AS spill_passes,
     bool_or(l ~ '^  Spill: .*rows=20000') AS spill_rows,
     bool_or(l ~ '^  Spill Bytes: ') AS spill_bytes,
+    bool_or(l ~ '^  Spill Frames: none=0  lz4=[1-9]\d*  zstd=0  stored raw=\d+  block size=\d+kB$') AS spill_frames,
+    bool_or(l ~ '^  Spill File: peak=\d+kB  run formation wrote=\d+kB$') AS spill_file,
     bool_or(l ~ '^  Spill I/O: ') AS spill_io,
     bool_or(l ~ '^  ->  Seq Scan on ex \(actual rows=20000 loops=1\)$') AS child_line
 FROM ex_text;
@@ -50,7 +52,9 @@ SELECT k AS key, n ? k AS present
 FROM ex_json, unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
                            'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
                            'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
-                           'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                           'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
+                           'Frames Stored Raw', 'Block Size', 'Temp File Peak',
+                           'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
 ORDER BY o;
 SELECT n->'Sort Key' AS sort_key,
        n->>'Sort Method' AS sort_method,
@@ -58,12 +62,24 @@ SELECT n->'Sort Key' AS sort_key,
        n->>'Spill Codec' AS codec,
        n->>'Direct I/O' AS dio,
        (n->>'Spill Runs')::int > 1 AS several_runs,
-       (n->>'Merge Passes')::int >= 1 AS merged,
+       (n->>'Merge Passes')::int > 1 AS intermediate_passes,
        (n->>'Rows Spilled')::int BETWEEN 1 AND 20000 AS rows_spilled,
        (n->>'Bytes Written')::numeric > 0 AS bytes_written,
        (n->>'Bytes Before Encoding')::numeric > 0 AS bytes_before,
-       (n->>'Compression Ratio')::numeric > 1 AS compressed
+       (n->>'Compression Ratio')::numeric > 1 AS compressed,
+       (n->>'Frames LZ4')::int = (n->>'Frames None')::int + (n->>'Frames LZ4')::int
+           + (n->>'Frames Zstd')::int AS all_frames_lz4,
+       (n->>'Temp File Peak')::numeric <= 1.1 * (n->>'Run Formation Written')::numeric
+           AS one_copy_on_disk
 FROM ex_json;
+-- a sort whose runs the final merge reads at once makes one pass: the
+-- final merge, nothing written twice
+SET work_mem = '1MB';
+SELECT (n->>'Spill Runs')::int > 1 AS several_runs,
+       (n->>'Merge Passes')::int = 1 AS single_pass,
+       (n->>'Bytes Written')::numeric = (n->>'Run Formation Written')::numeric AS written_once
+FROM cs_node('SELECT t, a FROM ex ORDER BY t, a') n;
+SET work_mem = '64kB';
 -- compressing writes fewer bytes than not compressing
 SET compspill.codec = none;
 SELECT (cs_node('SELECT * FROM ex ORDER BY t, a')->>'Bytes Written')::numeric
@@ -84,7 +100,9 @@ FROM cs_explain('SELECT * FROM ex ORDER BY b, t', 'ANALYZE, COSTS OFF, FORMAT YA
      unnest(ARRAY['Custom Plan Provider', 'Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
                   'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
                   'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
-                  'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                  'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
+                  'Frames Stored Raw', 'Block Size', 'Temp File Peak',
+                  'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
 GROUP BY k, o ORDER BY o;
 
 -- XML: well formed, and every key is an element of the CompSpill node
@@ -99,7 +117,9 @@ FROM ex_xml,
      unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
                   'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
                   'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
-                  'Compression Ratio', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                  'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
+                  'Frames Stored Raw', 'Block Size', 'Temp File Peak',
+                  'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
 ORDER BY o;
 SELECT (xpath('//e:Plan[e:Custom-Plan-Provider="CompSpill Sort"]/e:Sort-Method/text()', x,
               ARRAY[ARRAY['e', 'http://www.postgresql.org/2009/explain']]))[1]::text AS xml_sort_method

@@ -11,7 +11,7 @@ FROM pg_settings WHERE name LIKE 'compspill.%' ORDER BY name;
 -- defaults that are specified
 SHOW compspill.enabled;
 SHOW compspill.enable_dio;
-SELECT current_setting('compspill.codec') IN ('none', 'lz4', 'zstd') AS codec_default_valid;
+SELECT current_setting('compspill.codec') = 'auto' AS codec_default_is_auto;
 
 -- every codec is accepted, in any case
 SET compspill.codec = none;

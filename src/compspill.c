@@ -138,7 +138,7 @@ compspill_version(PG_FUNCTION_ARGS)
 {
 	char		buf[128];
 
-	snprintf(buf, sizeof(buf), "compspill 0.1.0 (lz4 %s, zstd %s)",
+	snprintf(buf, sizeof(buf), "compspill 0.2.0 (lz4 %s, zstd %s)",
 			 LZ4_versionString(), ZSTD_versionString());
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

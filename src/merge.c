@@ -257,12 +257,6 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	 * without the writer; an intermediate one has the writer as well.
 	 */
 	fanin = compspill_fanin(m, allowed_mem, used_mem(arg));
-	m->maxreaders = Max(nruns, 2);
-	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
-	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
-	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
-	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
-
 	final_fanin = fanin;
 	if (m->nruns > fanin)
 	{
@@ -274,27 +268,35 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 											writer) / m->reader_mem));
 	}
 
+	/* the final merge has the most inputs */
+	m->maxreaders = Max(final_fanin, 2);
+	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
+	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
+	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
+	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
+
 	while (m->nruns > final_fanin)
 	{
-		CompSpillRun *next;
 		int			nnext = 0;
 		int			i = 0;
 		int			excess = m->nruns - final_fanin;
 
-		next = palloc(sizeof(CompSpillRun) * m->nruns);
-
 		/*
 		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
 		 * the count down to the final fan-in, merge only as many runs as that
-		 * takes (the shortest ones would be cheapest, but runs are of about
-		 * one size, so the first ones do); otherwise merge everything in
-		 * groups of the fan-in.
+		 * takes (runs are of about one size, so the first ones do);
+		 * otherwise merge everything in groups of the fan-in.  The list is
+		 * rewritten in place: the output of a merge goes where its first
+		 * input was, which has been consumed.
 		 */
 		if (excess < fanin)
 		{
-			compspill_merge_into_run(m, m->runs, excess + 1, &next[nnext++]);
+			CompSpillRun out;
+
+			compspill_merge_into_run(m, m->runs, excess + 1, &out);
+			m->runs[nnext++] = out;
 			for (i = excess + 1; i < m->nruns; i++)
-				next[nnext++] = m->runs[i];
+				m->runs[nnext++] = m->runs[i];
 		}
 		else
 		{
@@ -303,16 +305,18 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 				int			n = Min(fanin, m->nruns - i);
 
 				if (n == 1)
-					next[nnext++] = m->runs[i];
+					m->runs[nnext++] = m->runs[i];
 				else
-					compspill_merge_into_run(m, &m->runs[i], n,
-											 &next[nnext++]);
+				{
+					CompSpillRun out;
+
+					compspill_merge_into_run(m, &m->runs[i], n, &out);
+					m->runs[nnext++] = out;
+				}
 				i += n;
 			}
 		}
 
-		pfree(m->runs);
-		m->runs = next;
 		m->nruns = nnext;
 		stats->merge_passes++;
 	}

@@ -104,6 +104,8 @@ struct CompSpillSorter
 								 * writer's reservation */
 	int64		writer_reserve; /* reserved for a writer not yet created */
 	Size		block_size;		/* what the writer will use */
+	Size		later_block_size;	/* after the first run, if larger */
+	bool		small_writer;	/* a spill was not expected */
 	Size		write_size;
 
 	/* rows in memory */
@@ -427,6 +429,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	{
 		s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
 		s->write_size = COMPSPILL_MIN_WRITE_SIZE;
+		s->small_writer = true;
 	}
 	s->block_size = Max(s->block_size, COMPSPILL_MIN_BLOCK_SIZE);
 	s->write_size = COMPSPILL_ALIGN_UP(Max(s->write_size,
@@ -485,7 +488,12 @@ compspill_start_spill(CompSpillSorter *s)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
 	double		expected_runs = 0;
+	Size		target;
 	Size		extent_size;
+
+	/* the largest block: the setting, capped at a sixteenth of work_mem */
+	target = Min(s->settings.block_size, (Size) s->allowed_mem / 16);
+	target = Max(target, COMPSPILL_MIN_BLOCK_SIZE);
 
 	if (s->est_rows > 0 && s->memtupcount > 0)
 		expected_runs = ceil(s->est_rows / s->memtupcount);
@@ -497,9 +505,19 @@ compspill_start_spill(CompSpillSorter *s)
 		Size		b;
 
 		b = (Size) Max(block, (double) COMPSPILL_MIN_BLOCK_SIZE);
-		b = Min(b, s->block_size);
-		s->block_size = TYPEALIGN(1024, b);
+		target = TYPEALIGN(1024, Min(b, target));
 	}
+
+	/*
+	 * With the writer reserved in full, the first run uses the chosen size
+	 * already; with only a small writer reserved (the plan did not expect
+	 * a spill), the first run is written with small blocks and the rest
+	 * with the chosen size, reserved once the first run's tuples are gone.
+	 */
+	if (!s->small_writer)
+		s->block_size = target;
+	else if (target > s->block_size)
+		s->later_block_size = target;
 
 	/*
 	 * Extents: a run holds a work_mem of tuples, compressed to a third or
@@ -514,7 +532,6 @@ compspill_start_spill(CompSpillSorter *s)
 							   s->block_size, s->write_size, extent_size);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
-	s->writer_reserve = 0;
 
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -566,6 +583,18 @@ compspill_dump_run(CompSpillSorter *s)
 
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
+	compspill_measure(s);
+	s->writer_reserve = 0;
+	if (s->later_block_size > 0)
+	{
+		/* see compspill_start_spill: larger blocks from now on */
+		s->block_size = s->later_block_size;
+		s->later_block_size = 0;
+		CompSpillSetBlockSize(s->spill, s->block_size);
+		s->stats.block_size = s->block_size;
+		s->writer_reserve = CompSpillWriterMemory(s->block_size,
+												  s->write_size);
+	}
 	compspill_remeasure(s);
 	MemoryContextReset(s->tuplecxt);
 }

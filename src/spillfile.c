@@ -78,6 +78,7 @@ struct CompSpillFile
 	bool		aligned;		/* buffers page-aligned (direct I/O asked) */
 	CompSpillStats *stats;		/* the operation's figures */
 	MemoryContext cxt;			/* where the buffers live */
+	MemoryContext extcxt;		/* the streams' extent lists */
 	Size		extent_size;	/* a multiple of COMPSPILL_ALIGN */
 
 	/* extents: how many the file has, and the free ones as a min-heap */
@@ -237,6 +238,14 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 	file->aligned = file->dio;
 
 	file->extent_size = COMPSPILL_ALIGN_UP(Max(extent_size, COMPSPILL_ALIGN));
+
+	/*
+	 * Extent lists come and go with their runs, in many sizes: a generation
+	 * context gives their blocks back once the runs in them are consumed.
+	 */
+	file->extcxt = GenerationContextCreate(CurrentMemoryContext,
+										   "CompSpill extent lists",
+										   0, 1024, 64 * 1024);
 	file->free_cap = 64;
 	file->free = palloc(sizeof(int32) * file->free_cap);
 
@@ -535,7 +544,7 @@ compspill_stream_extent(CompSpillFile *file, int64 idx)
 	{
 		ext->cap = Max(ext->cap * 2, 4);
 		if (ext->ext == NULL)
-			ext->ext = MemoryContextAlloc(file->cxt, sizeof(int32) * ext->cap);
+			ext->ext = MemoryContextAlloc(file->extcxt, sizeof(int32) * ext->cap);
 		else
 			ext->ext = repalloc(ext->ext, sizeof(int32) * ext->cap);
 	}

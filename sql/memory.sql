@@ -1,0 +1,63 @@
+--
+-- memory: what a CompSpill Sort holds, measured on its memory contexts
+-- (EXPLAIN's Memory), stays within work_mem while it spills; and a sort of
+-- huge values takes about what native Sort takes, measured as the
+-- backend's peak resident memory.
+--
+LOAD 'compspill';
+
+CREATE TABLE mem_t AS
+SELECT i AS id, (i * 7919) % 100003 AS k,
+       'item ' || (i % 5000) || ' ' || md5((i % 777)::text) AS t,
+       round((i % 1000) / 7.0, 3) AS n
+FROM generate_series(1, 200000) i;
+ANALYZE mem_t;
+-- one backend: EXPLAIN shows the leader's figures only
+SET max_parallel_workers_per_gather = 0;
+
+CREATE FUNCTION mem_peak(wm text, query text) RETURNS TABLE (work_mem text,
+    verdict text, spilled bool, within_work_mem bool) LANGUAGE plpgsql AS $$
+DECLARE
+    n jsonb;
+BEGIN
+    PERFORM set_config('work_mem', wm, true);
+    n := cs_node(query);
+    RETURN QUERY SELECT wm, cs_check(query, 'spill'),
+        n->>'Sort Method' = 'external merge',
+        (n->>'Peak Memory Used')::bigint * 1024 <= pg_size_bytes(wm);
+END $$;
+
+SET compspill.codec = lz4;
+SELECT * FROM mem_peak('1MB', 'SELECT * FROM mem_t ORDER BY t, id');
+SELECT * FROM mem_peak('4MB', 'SELECT * FROM mem_t ORDER BY t, id');
+SELECT * FROM mem_peak('4MB', 'SELECT * FROM mem_t ORDER BY k DESC, id');
+SET compspill.codec = zstd;
+SELECT * FROM mem_peak('1MB', 'SELECT id, n FROM mem_t ORDER BY n, id');
+-- several merge passes: the intermediate merge's readers and writer
+SET compspill.codec = auto;
+SELECT * FROM mem_peak('1MB', 'SELECT * FROM mem_t CROSS JOIN generate_series(1, 4) g ORDER BY t, id, g');
+-- at 64kB the fixed costs of a spill (writer, codec state, one row per
+-- merge input, the list of runs) are more than work_mem: the sort stays
+-- within a few times it
+SELECT (n->>'Peak Memory Used')::int <= 4 * 64 AS within_four_times_64kB
+FROM cs_node('SELECT * FROM mem_t ORDER BY t, id') n
+WHERE set_config('work_mem', '64kB', false) IS NOT NULL;
+RESET work_mem;
+
+-- two 200 MB values, sorted at work_mem = 1MB: the backend's peak resident
+-- memory, reset before each sort through /proc/self/clear_refs
+SET work_mem = '1MB';
+CREATE FUNCTION mem_hwm(enabled bool) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('compspill.enabled', enabled::text, true);
+    COPY (SELECT 5) TO '/proc/self/clear_refs';
+    PERFORM count(*) FROM (SELECT id, repeat(md5(id::text), 6250000) AS v
+                           FROM generate_series(1, 2) id ORDER BY v, id) s;
+    RETURN substring(pg_read_file('/proc/self/status') from 'VmHWM:\s+(\d+)')::bigint;
+END $$;
+SELECT plan_shape('SELECT id, repeat(md5(id::text), 6250000) AS v FROM generate_series(1, 2) id ORDER BY v, id');
+SELECT mem_hwm(true) - mem_hwm(false) <= 2048 AS huge_values_within_native_plus_2MB;
+RESET work_mem;
+RESET compspill.codec;
+DROP FUNCTION mem_peak(text, text), mem_hwm(bool);
+DROP TABLE mem_t;

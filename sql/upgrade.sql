@@ -1,0 +1,35 @@
+--
+-- upgrade: ALTER EXTENSION compspill UPDATE from the last release gives
+-- the same objects, with the same properties, as a fresh install.
+--
+CREATE FUNCTION cs_ext_objects() RETURNS TABLE (obj text, props text)
+LANGUAGE sql AS $$
+    SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
+           CASE WHEN d.classid = 'pg_proc'::regclass THEN
+               (SELECT concat_ws(' ', p.provolatile, p.proparallel, p.proisstrict,
+                                 p.prosrc, p.probin, pg_get_function_result(p.oid))
+                FROM pg_proc p WHERE p.oid = d.objid)
+           END
+    FROM pg_depend d
+    WHERE d.refclassid = 'pg_extension'::regclass
+      AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'compspill')
+      AND d.deptype = 'e'
+$$;
+CREATE TEMP TABLE fresh AS SELECT * FROM cs_ext_objects();
+SELECT extversion FROM pg_extension WHERE extname = 'compspill';
+
+DROP EXTENSION compspill;
+CREATE EXTENSION compspill VERSION '0.1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'compspill';
+-- the old release differs: this comparison must see it
+SELECT count(*) AS differences_before
+FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
+ALTER EXTENSION compspill UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'compspill';
+SELECT count(*) AS differences_after
+FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
+SELECT obj, props FROM cs_ext_objects() ORDER BY obj;
+SELECT compspill_version() ~ '^compspill 0\.2\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
+DROP FUNCTION cs_ext_objects();
