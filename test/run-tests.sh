@@ -97,7 +97,23 @@ if [ -z "${COMPSPILL_SKIP_BUILD:-}" ]; then
 	echo "installed $($PG_CONFIG --pkglibdir)/compspill.so"
 fi
 
-# 3. pg_regress in a throw-away cluster
+# 3. unit tests of the codec chooser and the compressor, no server needed
+if [ -z "${TAP_TESTS_ONLY:-}" ]; then
+	step "unit tests (test/unit)"
+	unit_log=$(mktemp -t compspill-unit.XXXXXX)
+	make -C test/unit run PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$unit_log"
+	unit_rc=${PIPESTATUS[0]}
+	unit_ok=$(grep -Ec '^[a-z]+ unit: [0-9]+ passed, 0 failed' "$unit_log" || true)
+	if [ "$unit_rc" -ne 0 ] || [ "$unit_ok" -eq 0 ]; then
+		echo "run-tests: unit tests failed (exit $unit_rc)"
+		nfailed=$((nfailed + 1))
+	else
+		npassed=$((npassed + unit_ok))
+	fi
+	rm -f "$unit_log"
+fi
+
+# 4. pg_regress in a throw-away cluster
 if [ -z "${TAP_TESTS_ONLY:-}" ]; then
 	step "pg_regress (make installcheck in pg_virtualenv)"
 	rm -rf results regression.diffs regression.out
@@ -121,7 +137,7 @@ if [ -z "${TAP_TESTS_ONLY:-}" ]; then
 	rm -f "$regress_log"
 fi
 
-# 4. TAP tests, as an unprivileged user on a copy of the tree
+# 5. TAP tests, as an unprivileged user on a copy of the tree
 if [ -z "${REGRESS_ONLY:-}" ]; then
 	step "TAP tests (prove)"
 	tapdir=$(mktemp -d -t compspill-tap.XXXXXX)

@@ -33,7 +33,7 @@ like(
 	$analyze,
 	qr/Sort Method: external merge/,
 	'shared_preload_libraries: the sort spills');
-like($analyze, qr/codec=lz4/, 'the default codec is lz4');
+like($analyze, qr/codec=auto/, 'the default codec is auto');
 
 my $native = sorted_md5($node, "$spill SET compspill.enabled = off;", $query);
 like($native, qr/^[0-9a-f]{32}\|200000$/, 'native sort returns all rows');
@@ -44,7 +44,7 @@ unlike(
 	'compspill.enabled = off: the plan keeps the native Sort');
 
 is(sorted_md5($node, $spill, $query),
-	$native, 'shared_preload_libraries: compspill (lz4) returns what native sort returns');
+	$native, 'shared_preload_libraries: compspill (auto) returns what native sort returns');
 
 is(sorted_md5($node, "$spill SET compspill.codec = zstd;", $query),
 	$native, 'shared_preload_libraries: compspill (zstd) returns what native sort returns');
@@ -52,7 +52,7 @@ is(sorted_md5($node, "$spill SET compspill.codec = zstd;", $query),
 $node->safe_psql('postgres', 'CREATE EXTENSION compspill');
 like(
 	$node->safe_psql('postgres', 'SELECT compspill_version()'),
-	qr/^compspill 0\.1\.0/,
+	qr/^compspill 0\.2\.0/,
 	'CREATE EXTENSION: compspill_version() answers');
 
 # --- not loaded, then LOAD ---
