@@ -132,6 +132,13 @@ MemoryContextAllocHuge(MemoryContext context, Size size)
 }
 
 void *
+MemoryContextAlloc(MemoryContext context, Size size)
+{
+	(void) context;
+	return tracked_alloc(size, false);
+}
+
+void *
 MemoryContextAllocZero(MemoryContext context, Size size)
 {
 	(void) context;
@@ -323,6 +330,7 @@ static const ColSpec specs[] = {
 	{-2, false, 'c', 'p'},		/* cstring */
 };
 #define NSPECS ((int) lengthof(specs))
+#define COLHDR 40				/* bytes of a column header */
 #define MAX_ATTS 10
 
 static TupleDesc
@@ -464,6 +472,215 @@ make_value(const ColSpec *s, void **mem, bool big)
 }
 
 /* ----------------------------------------------------------------
+ * Column generators: what a column of a sorted run looks like.  Each
+ * column of each block gets a mode, so that every encoding is chosen
+ * (and rejected) often.
+ * ----------------------------------------------------------------
+ */
+typedef enum GenMode
+{
+	GEN_RANDOM,					/* make_value as it comes */
+	GEN_SORTED,					/* integers ascending / prefix-sharing text */
+	GEN_FEW,					/* a handful of distinct values */
+	GEN_NARROW,					/* integers of a narrow range */
+	GEN_EXTREME,				/* integers at the ends of their range */
+	NGENMODES
+} GenMode;
+
+#define POOL_MAX 300
+
+typedef struct ColGen
+{
+	GenMode		mode;
+	int64		base;			/* NARROW: lowest; SORTED: current */
+	uint64		range;			/* NARROW: width; SORTED: largest step */
+	int			npool;			/* FEW: distinct values */
+	Datum		pool[POOL_MAX];
+	void	   *poolmem[POOL_MAX];
+	char	   *prev;			/* SORTED text: the previous value's data */
+	int			prevlen;
+	bool		clean;			/* varlena: short, inline, uncompressed only */
+} ColGen;
+
+/* a short, plain varlena (data of at most 126 bytes, sometimes empty) */
+static Datum
+make_clean(const ColSpec *s, void **mem)
+{
+	int			len = rndn(8) == 0 ? 0 : rndn(rndn(4) == 0 ? 127 : 12);
+	char	   *p;
+
+	if (s->storage != 'p' && rndn(2))
+	{
+		p = malloc(len + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+		for (int i = 0; i < len; i++)
+			p[VARHDRSZ_SHORT + i] = (char) ('A' + rndn(4));
+	}
+	else
+	{
+		p = malloc(len + VARHDRSZ);
+		SET_VARSIZE(p, len + VARHDRSZ);
+		for (int i = 0; i < len; i++)
+			p[VARHDRSZ + i] = (char) ('A' + rndn(4));
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+static void
+gen_init(ColGen *g, const ColSpec *s, bool big)
+{
+	memset(g, 0, sizeof(*g));
+	g->mode = (GenMode) rndn(NGENMODES);
+	g->clean = s->attlen == -1 && rndn(2);
+	if (!s->byval && (g->mode == GEN_NARROW || g->mode == GEN_EXTREME))
+		g->mode = GEN_SORTED;
+	switch (g->mode)
+	{
+		case GEN_SORTED:
+			g->base = (int64) rnd();
+			if (s->byval && s->attlen < 8)
+				g->base %= 1000;
+			g->range = rndn(4) == 0 ? 0 : 1 + rnd() % (rndn(3) == 0 ? 1000 : 3);
+			g->prev = malloc(20000 + 1);
+			break;
+		case GEN_FEW:
+			/* straddle the dictionary limit now and then */
+			g->npool = rndn(5) == 0 ? 200 + rndn(POOL_MAX - 200) : 1 + rndn(12);
+			for (int i = 0; i < g->npool; i++)
+				g->pool[i] = g->clean ? make_clean(s, &g->poolmem[i]) :
+					make_value(s, &g->poolmem[i], big);
+			break;
+		case GEN_NARROW:
+			g->base = (int64) rnd();
+			g->range = (uint64) 1 << rndn(s->attlen * 8);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+gen_free(ColGen *g)
+{
+	for (int i = 0; i < g->npool; i++)
+		free(g->poolmem[i]);
+	free(g->prev);
+}
+
+/* a sorted, prefix-sharing varlena or cstring: part of the last one + more */
+static Datum
+gen_text(ColGen *g, const ColSpec *s, void **mem, bool big)
+{
+	int			keep = g->prevlen == 0 ? 0 : rndn(g->prevlen + 1);
+	int			len = keep + (rndn(10) == 0 ? 0 : rnd_len(big) / 4);
+	char	   *p;
+	char	   *data;
+
+	len = Min(len, 20000);
+	for (int i = keep; i < len; i++)
+		g->prev[i] = (char) ('a' + rndn(rndn(4) == 0 ? 26 : 3));
+	g->prevlen = len;
+
+	if (s->attlen == -2)
+	{
+		p = malloc(len + 1);
+		memcpy(p, g->prev, len);
+		p[len] = '\0';
+		*mem = p;
+		return CStringGetDatum(p);
+	}
+	if (s->storage != 'p' && len <= (int) (VARATT_SHORT_MAX - VARHDRSZ_SHORT) &&
+		rndn(2))
+	{
+		p = malloc(len + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+		data = p + VARHDRSZ_SHORT;
+	}
+	else if (s->storage != 'p' && rndn(40) == 0)
+	{
+		/* a compressed-shaped value in the middle forces plain */
+		int			clen = Max(len, (int) (VARHDRSZ_COMPRESSED - VARHDRSZ));
+
+		p = malloc(clen + VARHDRSZ);
+		SET_VARSIZE_COMPRESSED(p, clen + VARHDRSZ);
+		fill_bytes(p + VARHDRSZ, clen);
+		*mem = p;
+		return PointerGetDatum(p);
+	}
+	else
+	{
+		p = malloc(len + VARHDRSZ);
+		SET_VARSIZE(p, len + VARHDRSZ);
+		data = p + VARHDRSZ;
+	}
+	memcpy(data, g->prev, len);
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+/* an integer Datum of attlen bytes from a 64-bit value */
+static Datum
+int_datum(int attlen, uint64 v)
+{
+	switch (attlen)
+	{
+		case 1:
+			return CharGetDatum((char) v);
+		case 2:
+			return Int16GetDatum((int16) v);
+		case 4:
+			return Int32GetDatum((int32) v);
+		default:
+			return Int64GetDatum((int64) v);
+	}
+}
+
+/*
+ * Make the next value of a column; *mem gets what to free (pool values
+ * are freed by gen_free).
+ */
+static Datum
+gen_value(ColGen *g, const ColSpec *s, void **mem, bool big)
+{
+	*mem = NULL;
+	switch (g->mode)
+	{
+		case GEN_SORTED:
+			if (!s->byval && s->attlen > 0)
+				return make_value(s, mem, big);
+			if (!s->byval)
+				return gen_text(g, s, mem, big);
+			/* ascending, wrapping at the type's end now and then */
+			g->base = (int64) ((uint64) g->base +
+							   (g->range == 0 ? 0 : rnd() % (g->range + 1)));
+			if (rndn(500) == 0)
+				g->base = (int64) ((uint64) g->base - rnd() % 100);
+			return int_datum(s->attlen, (uint64) g->base);
+		case GEN_FEW:
+			return g->pool[rndn(g->npool)];
+		case GEN_NARROW:
+			return int_datum(s->attlen, (uint64) g->base + rnd() % g->range);
+		case GEN_EXTREME:
+			{
+				static const uint64 ends[] = {
+					UINT64CONST(0x8000000000000000), UINT64CONST(0x7FFFFFFFFFFFFFFF),
+					0, ~UINT64CONST(0), 0x7FFF, 0x8000, 0x7FFFFFFF, 0x80000000};
+				uint64		v = ends[rndn(lengthof(ends))];
+
+				/* as the type's own extremes for int2 / int4 */
+				if (s->attlen == 2 && v > 0xFFFF && v < ~UINT64CONST(0))
+					v = rndn(2) ? 0x7FFF : 0x8000;
+				else if (s->attlen == 4 && v > 0xFFFFFFFF && v < ~UINT64CONST(0))
+					v = rndn(2) ? 0x7FFFFFFF : 0x80000000;
+				return int_datum(s->attlen, v);
+			}
+		default:
+			return g->clean ? make_clean(s, mem) : make_value(s, mem, big);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Checks.
  * ----------------------------------------------------------------
  */
@@ -497,11 +714,19 @@ align_of(char align)
 	}
 }
 
+/* the raw block being decoded: packed values may point into it */
+static const char *cur_raw = NULL;
+static Size cur_rawlen = 0;
+
+/* is [p, p + len) inside the arena, or inside the raw block? */
 static bool
 in_arena(const CompSpillDecodedBlock *blk, const char *p, Size len)
 {
-	return p >= blk->arena && len <= blk->arena_cap &&
-		(Size) (p - blk->arena) <= blk->arena_cap - len;
+	if (p >= blk->arena && len <= blk->arena_cap &&
+		(Size) (p - blk->arena) <= blk->arena_cap - len)
+		return true;
+	return cur_raw != NULL && p >= cur_raw && len <= cur_rawlen &&
+		(Size) (p - cur_raw) <= cur_rawlen - len;
 }
 
 /*
@@ -670,17 +895,17 @@ find_length_streams(const char *b, Size len, StreamRef *out)
 	if (len < 8)
 		return 0;
 	memcpy(&natts, b + 2, sizeof(natts));
-	for (int a = 0; a < natts && pos + 32 <= len; a++)
+	for (int a = 0; a < natts && pos + COLHDR <= len; a++)
 	{
 		uint8		kind = (uint8) b[pos];
 		uint64		bl,
 					ll,
 					vl;
 
-		memcpy(&bl, b + pos + 8, 8);
-		memcpy(&ll, b + pos + 16, 8);
-		memcpy(&vl, b + pos + 24, 8);
-		pos += 32;
+		memcpy(&bl, b + pos + 16, 8);
+		memcpy(&ll, b + pos + 24, 8);
+		memcpy(&vl, b + pos + 32, 8);
+		pos += COLHDR;
 		if (bl > len - pos || ll > len - pos - bl)
 			break;
 		if ((kind == 3 || kind == 4) && ll > 0 && n < MAX_ATTS)
@@ -694,6 +919,30 @@ find_length_streams(const char *b, Size len, StreamRef *out)
 		pos += bl + ll + vl;
 	}
 	return n;
+}
+
+/* how many round-trip columns came out in each encoding */
+static long enc_count[8];
+
+static void
+count_encodings(const char *b, Size len)
+{
+	Size		pos = 8;
+	uint16		natts;
+
+	memcpy(&natts, b + 2, sizeof(natts));
+	for (int a = 0; a < natts && pos + COLHDR <= len; a++)
+	{
+		uint64		bl,
+					ll,
+					vl;
+
+		enc_count[(uint8) b[pos + 8] & 7]++;
+		memcpy(&bl, b + pos + 16, 8);
+		memcpy(&ll, b + pos + 24, 8);
+		memcpy(&vl, b + pos + 32, 8);
+		pos += COLHDR + bl + ll + vl;
+	}
 }
 
 /* corrupt the varints of one length stream */
@@ -761,34 +1010,40 @@ static void
 mutate_header(char *b, Size len)
 {
 	Size		pos;
-	static const int fields[] = {0, 1, 2, 4, 8, 16, 24};
+	static const int fields[] = {0, 1, 2, 4, 8, 9, 10, 12, 16, 24, 32};
 	int			f;
 
 	if (len < 8)
 		return;
-	if (rndn(4) == 0 || len < 8 + 32)
+	if (rndn(4) == 0 || len < 8 + COLHDR)
 		pos = rndn(8) & ~1;
 	else
 	{
 		/* the first column header, or one found by walking */
 		pos = 8;
-		for (int skip = rndn(3); skip > 0 && pos + 32 <= len; skip--)
+		for (int skip = rndn(4); skip > 0 && pos + COLHDR <= len; skip--)
 		{
 			uint64		bl,
 						ll,
 						vl;
 
-			memcpy(&bl, b + pos + 8, 8);
-			memcpy(&ll, b + pos + 16, 8);
-			memcpy(&vl, b + pos + 24, 8);
+			memcpy(&bl, b + pos + 16, 8);
+			memcpy(&ll, b + pos + 24, 8);
+			memcpy(&vl, b + pos + 32, 8);
 			if (bl + ll + vl > len)
 				break;
-			if (pos + 32 + bl + ll + vl + 32 > len)
+			if (pos + COLHDR + bl + ll + vl + COLHDR > len)
 				break;
-			pos += 32 + bl + ll + vl;
+			pos += COLHDR + bl + ll + vl;
 		}
 		f = fields[rndn(lengthof(fields))];
 		pos += f;
+		/* one-byte fields: encoding, bit width, kind, flags */
+		if ((f == 8 || f == 9 || f == 0 || f == 1) && pos < len && rndn(2))
+		{
+			b[pos] = rndn(2) ? (char) rndn(8) : (char) (b[pos] + rndn(3) - 1);
+			return;
+		}
 	}
 	if (pos + 8 <= len && rndn(2) == 0)
 	{
@@ -878,6 +1133,8 @@ decode_checked(TupleDesc desc, CompSpillDecodedBlock *blk,
 	long		before = nchecks_failed;
 	bool		ok;
 
+	cur_raw = buf;
+	cur_rawlen = len;
 	ok = CompSpillDecodeBlock(blk, desc, buf, len, nrows, &err);
 	if (ok)
 	{
@@ -935,6 +1192,10 @@ run_iteration(int mutations)
 		Size		rawlen;
 		const char *err = NULL;
 		long		before;
+		ColGen	   *gens = malloc(sizeof(ColGen) * Max(natts, 1));
+
+		for (int a = 0; a < natts; a++)
+			gen_init(&gens[a], &specs[kinds[a]], big);
 
 		/* fill a block, sometimes stopping short of full */
 		do
@@ -945,7 +1206,7 @@ run_iteration(int mutations)
 
 				on[i] = rndn(100) < nullpct;
 				ov[i] = on[i] ? (Datum) 0 :
-					make_value(&specs[kinds[a]], &mem[i], big);
+					gen_value(&gens[a], &specs[kinds[a]], &mem[i], big);
 			}
 			CompSpillEncoderAdd(enc, ov + nrows * stride, on + nrows * stride);
 			nrows++;
@@ -962,14 +1223,17 @@ run_iteration(int mutations)
 		raw = malloc(rawlen);
 		CompSpillEncoderFinish(enc, raw);
 		if (CompSpillEncoderRows(enc) != 0 ||
-			CompSpillEncoderSize(enc) != 8 + 32 * (Size) natts)
+			CompSpillEncoderSize(enc) != 8 + COLHDR * (Size) natts)
 		{
 			fprintf(stderr, "encoder not reset by Finish\n");
 			exit(1);
 		}
 
 		/* exact round trip */
+		count_encodings(raw, rawlen);
 		before = nchecks_failed;
+		cur_raw = raw;
+		cur_rawlen = rawlen;
 		if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
 		{
 			fprintf(stderr, "round trip rejected: %s (natts %d, nrows %d)\n",
@@ -1058,6 +1322,8 @@ run_iteration(int mutations)
 		if (mutations > 0)
 		{
 			before = nchecks_failed;
+			cur_raw = raw;
+			cur_rawlen = rawlen;
 			if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
 			{
 				fprintf(stderr, "re-decode rejected: %s\n", err);
@@ -1076,6 +1342,9 @@ run_iteration(int mutations)
 
 		for (int i = 0; i < nrows * stride; i++)
 			free(mem[i]);
+		for (int a = 0; a < natts; a++)
+			gen_free(&gens[a]);
+		free(gens);
 		free(mem);
 		free(ov);
 		free(on);
@@ -1108,6 +1377,9 @@ main(int argc, char **argv)
 	printf("blockcodec fuzz: seed %llu, %ld iterations, %ld mutated blocks accepted, %ld rejected, %lds\n",
 		   (unsigned long long) seed, iterations, naccepted, nrejected,
 		   (long) (time(NULL) - start));
+	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld\n",
+		   enc_count[0], enc_count[1], enc_count[2], enc_count[3],
+		   enc_count[4], enc_count[5]);
 	printf("blockcodec fuzz: %ld passed, %ld failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;
 }
