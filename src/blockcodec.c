@@ -1209,8 +1209,11 @@ compspill_write_int(CompSpillEncoderColumn *col, char *p)
 		compspill_put(&p, &min, sizeof(min));
 		b.wp = (unsigned char *) p;
 		for (Size i = 0; i < n; i++)
-			compspill_bits_put(&b, (uint64) compspill_int_at(col->values.data, i, col->attlen) - (uint64) min,
-							   col->bits);
+		{
+			int64		v = compspill_int_at(col->values.data, i, col->attlen);
+
+			compspill_bits_put(&b, (uint64) v - (uint64) min, col->bits);
+		}
 	}
 	else
 	{

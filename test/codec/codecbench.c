@@ -825,9 +825,26 @@ main(int argc, char **argv)
 		verify_all(d1, &a, rows, bl1, le1, cuts, nb);
 		for (int b = 0; b < nb; b++)
 			compress_block(bl1[b], le1[b], &sz, scratch, scratch_cap, zc);
-		printf("%-16s %12zu %12zu %12zu %8.2f %8.2f\n", columns[a].name,
+		printf("%-16s %12zu %12zu %12zu %8.2f %8.2f", columns[a].name,
 			   sz.raw, sz.lz4, sz.zstd, (double) sz.lz4 / nrows,
 			   (double) sz.zstd / nrows);
+#ifdef CODEC_ENCODINGS
+		{
+			/* version 2 blocks: the encoding byte of the one column */
+			static const char *const names[] = {"plain", "packed", "front",
+			"dict", "for", "delta"};
+			int			count[6] = {0};
+
+			for (int b = 0; b < nb; b++)
+				if (le1[b] > 16 && (uint8) bl1[b][16] < 6)
+					count[(uint8) bl1[b][16]]++;
+			printf("  ");
+			for (int e = 0; e < 6; e++)
+				if (count[e] > 0)
+					printf(" %s %d", names[e], count[e]);
+		}
+#endif
+		printf("\n");
 		colsum.raw += sz.raw;
 		colsum.lz4 += sz.lz4;
 		colsum.zstd += sz.zstd;
