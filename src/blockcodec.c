@@ -49,7 +49,16 @@
  *		then one of the lengths of the rest, then the rest of each value;
  *		DICT: for a handful of distinct values (at most 256, all of them
  *		short): the distinct values as 1-byte-header varlenas ("ndict" of
- *		them), then each row's index into them in "bits" bits, bit-packed.
+ *		them), then each row's index into them in "bits" bits, bit-packed;
+ *		NUMERIC, for columns of type numeric whose values all have one
+ *		display scale (at most 15) and fit an int64 once scaled by it (a
+ *		price 52611.16 of numeric(15,2) is 5261116): the smallest such
+ *		integer (8 bytes), the display scale (1 byte), then each integer
+ *		less the smallest, bit-packed.  The decoder rebuilds each value's
+ *		short on-disk form, which numeric.c keeps to itself; the encoder
+ *		therefore checks that every value comes back byte for byte before
+ *		choosing it, so a value it does not understand (NaN, infinity, a
+ *		long-form numeric) only keeps the column in another encoding.
  *	cstring
  *		PLAIN only.
  *
@@ -102,7 +111,7 @@
  * from data known to be sound: integers from the arrays, packed and
  * dictionary varlenas as pointers into the block, front-coded values
  * rebuilt in place in one buffer per column (the shared prefix is already
- * there), plain ones into an arena the size of one row.  A merge input
+ * there), numerics and plain ones into an arena the size of one row.  A merge input
  * thus costs its compressed and raw block and one row, not a whole block
  * of decoded rows, which is what lets the merge read many runs at once
  * within work_mem.
@@ -148,6 +157,7 @@
 #define COMPSPILL_ENC_DICT				3	/* varlena, dictionary + codes */
 #define COMPSPILL_ENC_FOR				4	/* integer, frame of reference */
 #define COMPSPILL_ENC_DELTA				5	/* integer, packed differences */
+#define COMPSPILL_ENC_NUMERIC			6	/* numeric as a scaled integer */
 
 /* column header flags */
 #define COMPSPILL_COL_HAS_NULLS			0x01
@@ -178,6 +188,22 @@
 #define COMPSPILL_HOW_PACKED			6
 #define COMPSPILL_HOW_DICT				7
 #define COMPSPILL_HOW_FRONT				8
+#define COMPSPILL_HOW_NUMERIC			9
+
+/*
+ * The short on-disk numeric (numeric.c keeps the format to itself; PG 15):
+ * a uint16 header, then base-10000 digits as int16, most significant
+ * first, no leading or trailing zero digits.
+ */
+#define COMPSPILL_NUMERIC_SHORT			0x8000
+#define COMPSPILL_NUMERIC_FORM_MASK		0xC000
+#define COMPSPILL_NUMERIC_SIGN			0x2000
+#define COMPSPILL_NUMERIC_DSCALE_MASK	0x1F80
+#define COMPSPILL_NUMERIC_DSCALE_SHIFT	7
+#define COMPSPILL_NUMERIC_WEIGHT_SIGN	0x0040
+#define COMPSPILL_NUMERIC_WEIGHT_MASK	0x003F
+#define COMPSPILL_NUMERIC_DSCALE_MAX	15	/* 10^dscale fits in an int64 */
+#define COMPSPILL_NUMERIC_MAX_DATA		20	/* header + 9 digits */
 
 /* a growable byte buffer, kept across blocks */
 typedef struct CompSpillStream
@@ -192,6 +218,7 @@ typedef struct CompSpillEncoderColumn
 	uint8		kind;
 	int16		attlen;
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
+	bool		is_numeric;		/* of type numeric? */
 	uint32		nnulls;			/* nulls in the current block */
 	uint32		nraw;			/* raw varlenas in the current block */
 	uint32		maxlen;			/* longest plain varlena data, this block */
@@ -205,7 +232,7 @@ typedef struct CompSpillEncoderColumn
 	Size		out_lengths;	/* bytes of the length stream(s) written */
 	Size		out_values;		/* bytes of the value stream written */
 	Size		out_aux;		/* FRONT: prefix varint bytes; DICT: bytes
-								 * of the dictionary */
+								 * of the dictionary; NUMERIC: dscale */
 } CompSpillEncoderColumn;
 
 /* a dictionary entry while a block is encoded */
@@ -257,6 +284,7 @@ typedef struct CompSpillColumnView
 typedef struct CompSpillColumnCursor
 {
 	uint8		how;			/* COMPSPILL_HOW_* */
+	uint8		dscale;			/* NUMERIC: display scale */
 	uint8		kind;
 	int16		attlen;
 	char		attalign;		/* alignment of fixed-width values */
@@ -581,6 +609,7 @@ CompSpillEncoderCreate(TupleDesc tupdesc, Size target_size)
 		col->kind = compspill_column_kind(attr);
 		col->attlen = attr->attlen;
 		col->may_pack = attr->attstorage != TYPSTORAGE_PLAIN;
+		col->is_numeric = attr->atttypid == NUMERICOID;
 
 		/* the bitmap waits for a null; the value streams are always used */
 		compspill_stream_grow(enc->cxt, &col->values, 256);
@@ -1040,6 +1069,151 @@ compspill_dict_code(CompSpillDictSlot *slots, uint32 *ndict,
 	}
 }
 
+/* 10^k, for k from 0 to 19 */
+static const uint64 compspill_pow10[20] = {
+	UINT64CONST(1), UINT64CONST(10), UINT64CONST(100), UINT64CONST(1000),
+	UINT64CONST(10000), UINT64CONST(100000), UINT64CONST(1000000),
+	UINT64CONST(10000000), UINT64CONST(100000000), UINT64CONST(1000000000),
+	UINT64CONST(10000000000), UINT64CONST(100000000000),
+	UINT64CONST(1000000000000), UINT64CONST(10000000000000),
+	UINT64CONST(100000000000000), UINT64CONST(1000000000000000),
+	UINT64CONST(10000000000000000), UINT64CONST(100000000000000000),
+	UINT64CONST(1000000000000000000), UINT64CONST(10000000000000000000)
+};
+
+/*
+ * Write the short on-disk numeric (header and digits, no varlena header)
+ * whose value is u / 10^dscale, as numeric.c would store it, at out;
+ * return its length, at most COMPSPILL_NUMERIC_MAX_DATA.  This is on the
+ * per-row path: the digits come from divisions by the constant 10000.
+ */
+static inline Size
+compspill_int_to_numeric(int64 u, int dscale, char *out)
+{
+	bool		neg = u < 0;
+	uint64		a = neg ? (uint64) 0 - (uint64) u : (uint64) u;
+	int			fgroups = (dscale + 3) / 4;
+	int16		groups[10];		/* least significant first */
+	int			ng = 0;
+	int			low = 0;
+	int			weight = 0;
+	uint16		header;
+	char	   *p;
+
+	/*
+	 * value * 10000^fgroups as an integer, whose base-10000 digits are the
+	 * numeric's; when that does not fit, the fraction goes separately.
+	 */
+	if (likely(a <= PG_UINT64_MAX / 1000))
+	{
+		uint64		scaled = a * compspill_pow10[4 * fgroups - dscale];
+
+		while (scaled > 0)
+		{
+			groups[ng++] = (int16) (scaled % 10000);
+			scaled /= 10000;
+		}
+	}
+	else
+	{
+		uint64		ip = a / compspill_pow10[dscale];
+		uint64		fp = (a % compspill_pow10[dscale]) *
+			compspill_pow10[4 * fgroups - dscale];
+
+		for (int k = 0; k < fgroups; k++)
+		{
+			groups[ng++] = (int16) (fp % 10000);
+			fp /= 10000;
+		}
+		while (ip > 0)
+		{
+			groups[ng++] = (int16) (ip % 10000);
+			ip /= 10000;
+		}
+		while (ng > 0 && groups[ng - 1] == 0)
+			ng--;
+	}
+
+	/* no trailing zero digits; zero has none at all, and no sign */
+	while (low < ng && groups[low] == 0)
+		low++;
+	if (low == ng)
+		neg = false;
+	else
+		weight = ng - 1 - fgroups;
+
+	header = COMPSPILL_NUMERIC_SHORT | (neg ? COMPSPILL_NUMERIC_SIGN : 0) |
+		(uint16) (dscale << COMPSPILL_NUMERIC_DSCALE_SHIFT) |
+		(weight < 0 ? COMPSPILL_NUMERIC_WEIGHT_SIGN : 0) |
+		(uint16) (weight & COMPSPILL_NUMERIC_WEIGHT_MASK);
+	memcpy(out, &header, sizeof(header));
+	p = out + sizeof(header);
+	for (int i = ng - 1; i >= low; i--)
+	{
+		memcpy(p, &groups[i], sizeof(int16));
+		p += sizeof(int16);
+	}
+	return (Size) (p - out);
+}
+
+/*
+ * Read a short on-disk numeric of len bytes as the integer *u = value *
+ * 10^dscale; return false if it is not one, or does not fit, or would
+ * not be rebuilt byte for byte by compspill_int_to_numeric.
+ */
+static bool
+compspill_numeric_to_int(const char *data, Size len, int *dscale, int64 *u)
+{
+	uint16		header;
+	int			ds,
+				weight,
+				nd,
+				fgroups;
+	uint64		acc = 0;
+	uint64		div;
+	char		check[COMPSPILL_NUMERIC_MAX_DATA];
+
+	if (len < sizeof(header) || len > COMPSPILL_NUMERIC_MAX_DATA ||
+		(len & 1) != 0)
+		return false;
+	memcpy(&header, data, sizeof(header));
+	if ((header & COMPSPILL_NUMERIC_FORM_MASK) != COMPSPILL_NUMERIC_SHORT)
+		return false;
+	ds = (header & COMPSPILL_NUMERIC_DSCALE_MASK) >>
+		COMPSPILL_NUMERIC_DSCALE_SHIFT;
+	if (ds > COMPSPILL_NUMERIC_DSCALE_MAX)
+		return false;
+	weight = (header & COMPSPILL_NUMERIC_WEIGHT_MASK) -
+		((header & COMPSPILL_NUMERIC_WEIGHT_SIGN) ? 64 : 0);
+	nd = (int) (len - sizeof(header)) / 2;
+	fgroups = (ds + 3) / 4;
+	if (nd > 0 && nd - 1 - weight > fgroups)
+		return false;			/* digits below the display scale */
+
+	for (int pos = weight; pos >= -fgroups; pos--)
+	{
+		int			i = weight - pos;
+		int16		d = 0;
+
+		if (i < nd)
+			memcpy(&d, data + sizeof(header) + 2 * i, sizeof(d));
+		if (d < 0 || d >= 10000 ||
+			__builtin_mul_overflow(acc, (uint64) 10000, &acc) ||
+			__builtin_add_overflow(acc, (uint64) d, &acc))
+			return false;
+	}
+	div = compspill_pow10[4 * fgroups - ds];
+	if (acc % div != 0 || acc / div > (uint64) PG_INT64_MAX)
+		return false;
+	*u = (int64) (acc / div);
+	if ((header & COMPSPILL_NUMERIC_SIGN) != 0)
+		*u = -*u;
+	*dscale = ds;
+
+	return compspill_int_to_numeric(*u, ds, check) == len &&
+		memcmp(check, data, len) == 0;
+}
+
 /*
  * Empty the dictionary hash table, making it on first use.
  */
@@ -1053,8 +1227,54 @@ compspill_dict_reset(CompSpillEncoder *enc)
 }
 
 /*
- * Choose PLAIN, PACKED, FRONT or DICT for a varlena column: the fewest
- * bytes wins; on a tie PACKED (decoded without a copy), then PLAIN.
+ * Check that every value of a numeric column is a short numeric of one
+ * display scale that compspill_int_to_numeric rebuilds exactly; set *bits
+ * to the bits of the range of their integers and *dscale.  With base, set
+ * *base to the smallest integer.
+ */
+static bool
+compspill_numeric_range(CompSpillEncoderColumn *col, int *bits, int *dscale,
+						int64 *base)
+{
+	const char *lp = col->lengths.data;
+	const char *lend = col->lengths.data + col->lengths.len;
+	const char *vp = col->values.data;
+	int64		min = 0,
+				max = 0;
+	bool		first = true;
+
+	while (lp < lend)
+	{
+		uint32		entry = 0;
+		Size		len;
+		int			ds;
+		int64		u;
+
+		(void) compspill_get_varint(&lp, lend, &entry);
+		len = entry >> 1;
+		if (!compspill_numeric_to_int(vp, len, &ds, &u))
+			return false;
+		if (first)
+		{
+			*dscale = ds;
+			min = max = u;
+			first = false;
+		}
+		else if (ds != *dscale)
+			return false;
+		min = Min(min, u);
+		max = Max(max, u);
+		vp += len;
+	}
+	*bits = compspill_bit_width((uint64) max - (uint64) min);
+	if (base)
+		*base = min;
+	return !first;
+}
+
+/*
+ * Choose PLAIN, PACKED, FRONT, DICT or NUMERIC for a varlena column: the
+ * fewest bytes wins; on a tie PACKED (decoded without a copy), then PLAIN.
  */
 static void
 compspill_choose_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
@@ -1073,6 +1293,8 @@ compspill_choose_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
 	const char *vp = col->values.data;
 	const char *prev = NULL;
 	Size		prevlen = 0;
+	int			bits_n = 0;
+	int			dscale_n = 0;
 
 	/* values with raw varlenas stay plain, lengths and all */
 	if (n == 0 || col->nraw > 0)
@@ -1122,6 +1344,23 @@ compspill_choose_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
 		vp += len;
 	}
 
+	if (col->is_numeric)
+	{
+		Size		size;
+
+		if (compspill_numeric_range(col, &bits_n, &dscale_n, NULL) &&
+			(size = sizeof(int64) + 1 +
+			 compspill_packed_size(n, bits_n)) < best &&
+			size < front_prefix + front_lens + front_rest)
+		{
+			col->enc = COMPSPILL_ENC_NUMERIC;
+			col->bits = (uint8) bits_n;
+			col->out_lengths = 0;
+			col->out_values = size;
+			col->out_aux = (Size) dscale_n;
+			best = size;
+		}
+	}
 	if (front_prefix + front_lens + front_rest < best)
 	{
 		col->enc = COMPSPILL_ENC_FRONT;
@@ -1244,8 +1483,46 @@ compspill_write_int(CompSpillEncoderColumn *col, char *p)
 }
 
 /*
+ * Write a NUMERIC column's value stream at p: the smallest integer, the
+ * display scale, then each integer less the smallest, bit-packed.
+ */
+static void
+compspill_write_numeric(CompSpillEncoderColumn *col, char *p)
+{
+	const char *lp = col->lengths.data;
+	const char *lend = col->lengths.data + col->lengths.len;
+	const char *vp = col->values.data;
+	CompSpillBits b = {0};
+	int			bits = 0;
+	int			dscale = 0;
+	int64		base = 0;
+	uint8		ds;
+
+	if (!compspill_numeric_range(col, &bits, &dscale, &base) ||
+		bits != col->bits || (Size) dscale != col->out_aux)
+		elog(ERROR, "numeric column changed while its block was written");
+	ds = (uint8) dscale;
+	compspill_put(&p, &base, sizeof(base));
+	compspill_put(&p, &ds, sizeof(ds));
+	b.wp = (unsigned char *) p;
+	while (lp < lend)
+	{
+		uint32		entry = 0;
+		Size		len;
+		int64		u = 0;
+
+		(void) compspill_get_varint(&lp, lend, &entry);
+		len = entry >> 1;
+		(void) compspill_numeric_to_int(vp, len, &dscale, &u);
+		compspill_bits_put(&b, (uint64) u - (uint64) base, col->bits);
+		vp += len;
+	}
+	compspill_bits_flush(&b);
+}
+
+/*
  * Write a varlena column's length and value streams at p in its chosen
- * encoding, other than PLAIN.
+ * encoding, other than PLAIN and NUMERIC.
  */
 static void
 compspill_write_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
@@ -1396,6 +1673,11 @@ CompSpillEncoderFinish(CompSpillEncoder *enc, char *dst)
 				p += col->out_values;
 				break;
 
+			case COMPSPILL_ENC_NUMERIC:
+				compspill_write_numeric(col, p);
+				p += col->out_values;
+				break;
+
 			default:
 				compspill_write_varlena(enc, col, p);
 				p += col->out_lengths + col->out_values;
@@ -1433,7 +1715,8 @@ CompSpillDecodedBlockInit(CompSpillDecodedBlock *blk, TupleDesc tupdesc)
  * Return whether encoding enc may be used for a column of this kind.
  */
 static bool
-compspill_encoding_fits(uint8 enc, uint8 kind, int16 attlen, bool may_pack)
+compspill_encoding_fits(uint8 enc, uint8 kind, int16 attlen, bool may_pack,
+						Oid typid)
 {
 	switch (enc)
 	{
@@ -1447,6 +1730,8 @@ compspill_encoding_fits(uint8 enc, uint8 kind, int16 attlen, bool may_pack)
 		case COMPSPILL_ENC_FOR:
 		case COMPSPILL_ENC_DELTA:
 			return kind == COMPSPILL_KIND_BYVAL && attlen > 1;
+		case COMPSPILL_ENC_NUMERIC:
+			return kind == COMPSPILL_KIND_VARLENA && typid == NUMERICOID;
 		default:
 			return false;
 	}
@@ -1507,7 +1792,8 @@ compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 		return false;
 	}
 	if (!compspill_encoding_fits(view->enc, kind, view->attlen,
-								 attr->attstorage != TYPSTORAGE_PLAIN))
+								 attr->attstorage != TYPSTORAGE_PLAIN,
+								 attr->atttypid))
 	{
 		*errdetail = psprintf("Column %d has encoding %u, which does not fit its type.",
 							  attnum, (unsigned) view->enc);
@@ -1543,13 +1829,15 @@ compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 	/* the bit width and dictionary size, where the encoding has them */
 	if ((view->enc == COMPSPILL_ENC_FOR &&
 		 view->bits > 8 * view->attlen) ||
-		(view->enc == COMPSPILL_ENC_DELTA && view->bits > 64) ||
+		((view->enc == COMPSPILL_ENC_DELTA ||
+		  view->enc == COMPSPILL_ENC_NUMERIC) && view->bits > 64) ||
 		(view->enc == COMPSPILL_ENC_DICT &&
 		 (view->ndict == 0 || view->ndict > COMPSPILL_DICT_MAX ||
 		  view->ndict > n ||
 		  view->bits != compspill_bit_width(view->ndict - 1))) ||
 		(view->enc != COMPSPILL_ENC_FOR && view->enc != COMPSPILL_ENC_DELTA &&
-		 view->enc != COMPSPILL_ENC_DICT && view->bits != 0) ||
+		 view->enc != COMPSPILL_ENC_DICT &&
+		 view->enc != COMPSPILL_ENC_NUMERIC && view->bits != 0) ||
 		(view->enc != COMPSPILL_ENC_DICT && view->ndict != 0))
 	{
 		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
@@ -1613,6 +1901,17 @@ compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 				values_len == sizeof(int64) + compspill_packed_size(n, view->bits))
 				break;
 			*errdetail = psprintf("Column %d holds %llu length bytes and %llu value bytes for %u values of %u bits.",
+								  attnum, (unsigned long long) lengths_len,
+								  (unsigned long long) values_len,
+								  view->nvalues, (unsigned) view->bits);
+			return false;
+
+		case COMPSPILL_ENC_NUMERIC:
+			if (n > 0 && lengths_len == 0 &&
+				values_len == sizeof(int64) + 1 +
+				compspill_packed_size(n, view->bits))
+				break;
+			*errdetail = psprintf("Column %d holds %llu length bytes and %llu value bytes for %u numerics of %u bits.",
 								  attnum, (unsigned long long) lengths_len,
 								  (unsigned long long) values_len,
 								  view->nvalues, (unsigned) view->bits);
@@ -2053,6 +2352,20 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 			cur->buf_len = MAXALIGN(VARHDRSZ + maxlen);
 			return true;
 
+		case COMPSPILL_ENC_NUMERIC:
+			cur->how = COMPSPILL_HOW_NUMERIC;
+			cur->dscale = (uint8) view->values[sizeof(int64)];
+			if (cur->dscale > COMPSPILL_NUMERIC_DSCALE_MAX)
+			{
+				*errdetail = psprintf("Column %d numeric display scale %u is out of range.",
+									  attnum, (unsigned) cur->dscale);
+				return false;
+			}
+			cur->fixed_len = sizeof(int64) * (Size) view->nvalues;
+			*max_size = VARHDRSZ + COMPSPILL_NUMERIC_MAX_DATA +
+				MAXIMUM_ALIGNOF;
+			return true;
+
 		default:
 			cur->how = COMPSPILL_HOW_VARLENA;
 			return compspill_measure_plain(view, attr, attnum, max_size,
@@ -2223,6 +2536,33 @@ compspill_setup_column(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 			cur->buf = *buf;
 			*buf += cur->buf_len;
 			break;
+
+		case COMPSPILL_HOW_NUMERIC:
+			{
+				uint64		base;
+				CompSpillBits b = {0};
+				char	   *dst = *fixed;
+
+				/* any 64-bit integer makes a numeric; the sum may wrap */
+				memcpy(&base, view->values, sizeof(base));
+				b.rp = (const unsigned char *) view->values + sizeof(int64) + 1;
+				for (uint32 i = 0; i < view->nvalues; i++)
+				{
+					uint64		u = base + compspill_bits_get(&b, view->bits);
+
+					memcpy(dst, &u, sizeof(u));
+					dst += sizeof(u);
+				}
+				if (b.acc != 0)
+				{
+					*errdetail = psprintf("Column %d packed numerics have stray bits after the last one.",
+										  attnum);
+					return false;
+				}
+				cur->values = *fixed;
+				*fixed += cur->fixed_len;
+				break;
+			}
 
 		default:
 			break;
@@ -2496,6 +2836,35 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 						dst = cur->buf;
 						SET_VARSIZE(dst, len + VARHDRSZ);
 					}
+					blk->values[a] = PointerGetDatum(dst);
+					break;
+				}
+
+			case COMPSPILL_HOW_NUMERIC:
+				{
+					int64		u;
+
+					memcpy(&u, cur->values, sizeof(u));
+					cur->values += sizeof(u);
+					if (cur->may_pack)
+					{
+						dst = blk->arena + off;
+						len = compspill_int_to_numeric(u, cur->dscale,
+													   dst + VARHDRSZ_SHORT);
+						SET_VARSIZE_SHORT(dst, len + VARHDRSZ_SHORT);
+						off += len + VARHDRSZ_SHORT;
+					}
+					else
+					{
+						off = att_align_nominal(off, cur->valign);
+						dst = blk->arena + off;
+						len = compspill_int_to_numeric(u, cur->dscale,
+													   dst + VARHDRSZ);
+						SET_VARSIZE(dst, len + VARHDRSZ);
+						off += len + VARHDRSZ;
+					}
+					if (off > blk->arena_cap)
+						elog(ERROR, "compspill block decoder overran its arena");
 					blk->values[a] = PointerGetDatum(dst);
 					break;
 				}

@@ -45,6 +45,7 @@
 #include "access/htup_details.h"
 #include "access/tupdesc.h"
 #include "access/tupmacs.h"
+#include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
 #include "compspill.h"
@@ -306,6 +307,7 @@ make_desc(const int *cols, int n)
 				attr->attstorage = TYPSTORAGE_PLAIN;
 				break;
 			case T_NUMERIC:
+				attr->atttypid = NUMERICOID;
 				attr->attlen = -1;
 				attr->attalign = TYPALIGN_INT;
 				attr->attstorage = TYPSTORAGE_MAIN;
@@ -832,14 +834,14 @@ main(int argc, char **argv)
 		{
 			/* version 2 blocks: the encoding byte of the one column */
 			static const char *const names[] = {"plain", "packed", "front",
-			"dict", "for", "delta"};
-			int			count[6] = {0};
+			"dict", "for", "delta", "numeric"};
+			int			count[7] = {0};
 
 			for (int b = 0; b < nb; b++)
-				if (le1[b] > 16 && (uint8) bl1[b][16] < 6)
+				if (le1[b] > 16 && (uint8) bl1[b][16] < 7)
 					count[(uint8) bl1[b][16]]++;
 			printf("  ");
-			for (int e = 0; e < 6; e++)
+			for (int e = 0; e < 7; e++)
 				if (count[e] > 0)
 					printf(" %s %d", names[e], count[e]);
 		}

@@ -36,6 +36,7 @@
 
 #include "access/detoast.h"
 #include "access/tupdesc.h"
+#include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
 #include "compspill.h"
@@ -313,21 +314,24 @@ typedef struct ColSpec
 	bool		byval;
 	char		align;
 	char		storage;
+	Oid			typid;			/* only where the codec looks at it */
 } ColSpec;
 
 static const ColSpec specs[] = {
-	{1, true, 'c', 'p'},		/* bool, char */
-	{2, true, 's', 'p'},		/* int2 */
-	{4, true, 'i', 'p'},		/* int4 */
-	{8, true, 'd', 'p'},		/* int8 */
-	{16, false, 'c', 'p'},		/* uuid */
-	{16, false, 'd', 'p'},		/* interval */
-	{64, false, 'c', 'p'},		/* name */
-	{12, false, 'i', 'p'},		/* odd fixed width */
-	{-1, false, 'i', 'x'},		/* text */
-	{-1, false, 'i', 'p'},		/* plain-storage varlena */
-	{-1, false, 'd', 'x'},		/* double-aligned varlena */
-	{-2, false, 'c', 'p'},		/* cstring */
+	{1, true, 'c', 'p', InvalidOid},	/* bool, char */
+	{2, true, 's', 'p', InvalidOid},	/* int2 */
+	{4, true, 'i', 'p', InvalidOid},	/* int4 */
+	{8, true, 'd', 'p', InvalidOid},	/* int8 */
+	{16, false, 'c', 'p', InvalidOid},	/* uuid */
+	{16, false, 'd', 'p', InvalidOid},	/* interval */
+	{64, false, 'c', 'p', InvalidOid},	/* name */
+	{12, false, 'i', 'p', InvalidOid},	/* odd fixed width */
+	{-1, false, 'i', 'x', InvalidOid},	/* text */
+	{-1, false, 'i', 'p', InvalidOid},	/* plain-storage varlena */
+	{-1, false, 'd', 'x', InvalidOid},	/* double-aligned varlena */
+	{-2, false, 'c', 'p', InvalidOid},	/* cstring */
+	{-1, false, 'i', 'm', NUMERICOID},	/* numeric */
+	{-1, false, 'i', 'p', NUMERICOID},	/* numeric, were it plain storage */
 };
 #define NSPECS ((int) lengthof(specs))
 #define COLHDR 40				/* bytes of a column header */
@@ -351,6 +355,7 @@ make_desc(int natts, const int *kinds)
 		attr->attbyval = s->byval;
 		attr->attalign = s->align;
 		attr->attstorage = s->storage;
+		attr->atttypid = s->typid;
 	}
 	return desc;
 }
@@ -500,7 +505,10 @@ typedef struct ColGen
 	char	   *prev;			/* SORTED text: the previous value's data */
 	int			prevlen;
 	bool		clean;			/* varlena: short, inline, uncompressed only */
+	int			dscale;			/* numeric: the column's display scale */
 } ColGen;
+
+static Datum gen_value(ColGen *g, const ColSpec *s, void **mem, bool big);
 
 /* a short, plain varlena (data of at most 126 bytes, sometimes empty) */
 static Datum
@@ -533,13 +541,15 @@ gen_init(ColGen *g, const ColSpec *s, bool big)
 	memset(g, 0, sizeof(*g));
 	g->mode = (GenMode) rndn(NGENMODES);
 	g->clean = s->attlen == -1 && rndn(2);
-	if (!s->byval && (g->mode == GEN_NARROW || g->mode == GEN_EXTREME))
+	g->dscale = rndn(4) == 0 ? rndn(20) : rndn(5);
+	if (!s->byval && s->typid != NUMERICOID &&
+		(g->mode == GEN_NARROW || g->mode == GEN_EXTREME))
 		g->mode = GEN_SORTED;
 	switch (g->mode)
 	{
 		case GEN_SORTED:
 			g->base = (int64) rnd();
-			if (s->byval && s->attlen < 8)
+			if ((s->byval && s->attlen < 8) || rndn(2))
 				g->base %= 1000;
 			g->range = rndn(4) == 0 ? 0 : 1 + rnd() % (rndn(3) == 0 ? 1000 : 3);
 			g->prev = malloc(20000 + 1);
@@ -548,12 +558,21 @@ gen_init(ColGen *g, const ColSpec *s, bool big)
 			/* straddle the dictionary limit now and then */
 			g->npool = rndn(5) == 0 ? 200 + rndn(POOL_MAX - 200) : 1 + rndn(12);
 			for (int i = 0; i < g->npool; i++)
-				g->pool[i] = g->clean ? make_clean(s, &g->poolmem[i]) :
-					make_value(s, &g->poolmem[i], big);
+			{
+				if (s->typid == NUMERICOID)
+				{
+					g->mode = GEN_RANDOM;
+					g->pool[i] = gen_value(g, s, &g->poolmem[i], big);
+					g->mode = GEN_FEW;
+				}
+				else
+					g->pool[i] = g->clean ? make_clean(s, &g->poolmem[i]) :
+						make_value(s, &g->poolmem[i], big);
+			}
 			break;
 		case GEN_NARROW:
 			g->base = (int64) rnd();
-			g->range = (uint64) 1 << rndn(s->attlen * 8);
+			g->range = (uint64) 1 << rndn(s->attlen > 0 ? s->attlen * 8 : 64);
 			break;
 		default:
 			break;
@@ -619,6 +638,88 @@ gen_text(ColGen *g, const ColSpec *s, void **mem, bool big)
 	return PointerGetDatum(p);
 }
 
+/*
+ * A numeric Datum of value u / 10^dscale in the short on-disk format,
+ * made from its decimal text (independently of the codec's arithmetic).
+ */
+static Datum
+make_numeric(int64 u, int dscale, bool pack, void **mem)
+{
+	uint64		a = u < 0 ? (uint64) 0 - (uint64) u : (uint64) u;
+	char		txt[48];
+	int			len,
+				ilen,
+				igroups,
+				fgroups = (dscale + 3) / 4;
+	int16		d[16];
+	int			nd = 0,
+				first = 0,
+				last,
+				weight;
+	uint16		header;
+	char	   *p;
+	Size		dlen;
+
+	snprintf(txt, sizeof(txt), "%0*llu", dscale + 1, (unsigned long long) a);
+	len = (int) strlen(txt);
+	ilen = len - dscale;
+	igroups = (ilen + 3) / 4;
+	for (int g = 0; g < igroups; g++)
+	{
+		int			end = ilen - 4 * (igroups - 1 - g);
+		int			v = 0;
+
+		for (int i = Max(end - 4, 0); i < end; i++)
+			v = v * 10 + (txt[i] - '0');
+		d[nd++] = (int16) v;
+	}
+	for (int g = 0; g < fgroups; g++)
+	{
+		int			v = 0;
+
+		for (int k = 0; k < 4; k++)
+		{
+			int			i = ilen + 4 * g + k;
+
+			v = v * 10 + (i < len ? txt[i] - '0' : 0);
+		}
+		d[nd++] = (int16) v;
+	}
+	weight = igroups - 1;
+	while (first < nd && d[first] == 0)
+	{
+		first++;
+		weight--;
+	}
+	last = nd;
+	while (last > first && d[last - 1] == 0)
+		last--;
+	if (first == last)
+	{
+		weight = 0;
+		u = 0;
+	}
+	header = 0x8000 | (u < 0 ? 0x2000 : 0) | (uint16) ((dscale & 0x3F) << 7) |
+		(weight < 0 ? 0x40 : 0) | (uint16) (weight & 0x3F);
+	dlen = 2 + 2 * (last - first);
+	if (pack)
+	{
+		p = malloc(dlen + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, dlen + VARHDRSZ_SHORT);
+		memcpy(p + VARHDRSZ_SHORT, &header, 2);
+		memcpy(p + VARHDRSZ_SHORT + 2, d + first, dlen - 2);
+	}
+	else
+	{
+		p = malloc(dlen + VARHDRSZ);
+		SET_VARSIZE(p, dlen + VARHDRSZ);
+		memcpy(p + VARHDRSZ, &header, 2);
+		memcpy(p + VARHDRSZ + 2, d + first, dlen - 2);
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
 /* an integer Datum of attlen bytes from a 64-bit value */
 static Datum
 int_datum(int attlen, uint64 v)
@@ -644,6 +745,24 @@ static Datum
 gen_value(ColGen *g, const ColSpec *s, void **mem, bool big)
 {
 	*mem = NULL;
+	if (s->typid == NUMERICOID && g->mode != GEN_FEW)
+	{
+		ColSpec		i8 = {8, true, 'd', 'p', InvalidOid};
+		void	   *unused;
+		int64		u;
+		int			ds = g->dscale;
+
+		/* now and then something that is not a short numeric */
+		if (g->mode == GEN_RANDOM && rndn(20) == 0)
+			return make_value(s, mem, big);
+		if (g->mode == GEN_RANDOM)
+			u = (int64) (rndn(3) == 0 ? rnd() : rnd() % 100000);
+		else
+			u = DatumGetInt64(gen_value(g, &i8, &unused, big));
+		if (rndn(50) == 0)
+			ds = rndn(20);		/* another display scale in the column */
+		return make_numeric(u, ds, s->storage != 'p' && rndn(4) != 0, mem);
+	}
 	switch (g->mode)
 	{
 		case GEN_SORTED:
@@ -1377,9 +1496,9 @@ main(int argc, char **argv)
 	printf("blockcodec fuzz: seed %llu, %ld iterations, %ld mutated blocks accepted, %ld rejected, %lds\n",
 		   (unsigned long long) seed, iterations, naccepted, nrejected,
 		   (long) (time(NULL) - start));
-	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld\n",
+	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld, numeric %ld\n",
 		   enc_count[0], enc_count[1], enc_count[2], enc_count[3],
-		   enc_count[4], enc_count[5]);
+		   enc_count[4], enc_count[5], enc_count[6]);
 	printf("blockcodec fuzz: %ld passed, %ld failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;
 }
