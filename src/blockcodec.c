@@ -280,6 +280,15 @@ typedef struct CompSpillColumnView
 	Size		values_len;
 } CompSpillColumnView;
 
+/* bit-packed values, low bits first, written or read one at a time */
+typedef struct CompSpillBits
+{
+	unsigned char *wp;			/* writing: next byte */
+	const unsigned char *rp;	/* reading: next byte */
+	uint64		acc;			/* bits not yet written or returned */
+	int			nbits;			/* how many */
+} CompSpillBits;
+
 /* where the next row's value of a column is, while a block is read */
 typedef struct CompSpillColumnCursor
 {
@@ -294,7 +303,8 @@ typedef struct CompSpillColumnCursor
 	const char *lengths;		/* next length entry (FRONT: prefix) */
 	const char *suffixes;		/* FRONT: next suffix length */
 	const char *values;			/* next value bytes */
-	const uint8 *codes;			/* DICT: next code */
+	CompSpillBits packed;		/* DICT: codes; NUMERIC: integers */
+	uint64		base;			/* NUMERIC: the smallest integer */
 	Datum	   *dict;			/* DICT: the entries */
 	char	   *buf;			/* FRONT: the value, data at buf + VARHDRSZ */
 	/* set while the block is checked */
@@ -302,15 +312,6 @@ typedef struct CompSpillColumnCursor
 	Size		fixed_len;		/* bytes of arrays to build in blk->fixed */
 	Size		buf_len;		/* FRONT: bytes of the rebuild buffer */
 } CompSpillColumnCursor;
-
-/* bit-packed values, low bits first, written or read one at a time */
-typedef struct CompSpillBits
-{
-	unsigned char *wp;			/* writing: next byte */
-	const unsigned char *rp;	/* reading: next byte */
-	uint64		acc;			/* bits not yet written or returned */
-	int			nbits;			/* how many */
-} CompSpillBits;
 
 static uint8 compspill_column_kind(Form_pg_attribute attr);
 static uint32 compspill_max_rows(Size target_size);
@@ -2342,7 +2343,6 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 									  view->nvalues, (unsigned) view->bits);
 				return false;
 			}
-			cur->fixed_len = view->nvalues;
 			return true;
 
 		case COMPSPILL_ENC_FRONT:
@@ -2361,7 +2361,6 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 									  attnum, (unsigned) cur->dscale);
 				return false;
 			}
-			cur->fixed_len = sizeof(int64) * (Size) view->nvalues;
 			*max_size = VARHDRSZ + COMPSPILL_NUMERIC_MAX_DATA +
 				MAXIMUM_ALIGNOF;
 			return true;
@@ -2496,7 +2495,6 @@ compspill_setup_column(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 			{
 				const char *p = view->values;
 				CompSpillBits b = {0};
-				uint8	   *codes = (uint8 *) *fixed;
 
 				cur->dict = (Datum *) *dicts;
 				for (uint32 i = 0; i < view->ndict; i++)
@@ -2519,7 +2517,6 @@ compspill_setup_column(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 											  view->ndict);
 						return false;
 					}
-					codes[i] = (uint8) code;
 				}
 				if (b.acc != 0)
 				{
@@ -2527,8 +2524,9 @@ compspill_setup_column(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 										  attnum);
 					return false;
 				}
-				cur->codes = codes;
-				*fixed += cur->fixed_len;
+				/* the rows read the codes again, one at a time */
+				memset(&cur->packed, 0, sizeof(cur->packed));
+				cur->packed.rp = (const unsigned char *) p;
 				break;
 			}
 
@@ -2539,28 +2537,25 @@ compspill_setup_column(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 
 		case COMPSPILL_HOW_NUMERIC:
 			{
-				uint64		base;
-				CompSpillBits b = {0};
-				char	   *dst = *fixed;
+				uint64		nbits = (uint64) view->nvalues * view->bits;
 
-				/* any 64-bit integer makes a numeric; the sum may wrap */
-				memcpy(&base, view->values, sizeof(base));
-				b.rp = (const unsigned char *) view->values + sizeof(int64) + 1;
-				for (uint32 i = 0; i < view->nvalues; i++)
-				{
-					uint64		u = base + compspill_bits_get(&b, view->bits);
-
-					memcpy(dst, &u, sizeof(u));
-					dst += sizeof(u);
-				}
-				if (b.acc != 0)
+				/*
+				 * Any 64-bit integer makes a numeric (the sum with the base
+				 * may wrap), so only the padding bits are left to check; the
+				 * rows unpack the integers one at a time.
+				 */
+				if (nbits % 8 != 0 &&
+					((uint8) view->values[view->values_len - 1] >>
+					 (nbits % 8)) != 0)
 				{
 					*errdetail = psprintf("Column %d packed numerics have stray bits after the last one.",
 										  attnum);
 					return false;
 				}
-				cur->values = *fixed;
-				*fixed += cur->fixed_len;
+				memcpy(&cur->base, view->values, sizeof(cur->base));
+				memset(&cur->packed, 0, sizeof(cur->packed));
+				cur->packed.rp = (const unsigned char *) view->values +
+					sizeof(int64) + 1;
 				break;
 			}
 
@@ -2814,7 +2809,8 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 				break;
 
 			case COMPSPILL_HOW_DICT:
-				blk->values[a] = cur->dict[*cur->codes++];
+				blk->values[a] =
+					cur->dict[compspill_bits_get(&cur->packed, cur->view.bits)];
 				break;
 
 			case COMPSPILL_HOW_FRONT:
@@ -2842,10 +2838,10 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 
 			case COMPSPILL_HOW_NUMERIC:
 				{
-					int64		u;
+					int64		u = (int64) (cur->base +
+											 compspill_bits_get(&cur->packed,
+																cur->view.bits));
 
-					memcpy(&u, cur->values, sizeof(u));
-					cur->values += sizeof(u);
 					if (cur->may_pack)
 					{
 						dst = blk->arena + off;
