@@ -720,6 +720,66 @@ make_numeric(int64 u, int dscale, bool pack, void **mem)
 	return PointerGetDatum(p);
 }
 
+/*
+ * A short numeric that is not in canonical form (a leading or trailing
+ * zero digit, a signed or weighted zero, a digit out of range): the codec
+ * must not take it for a number it can rebuild.
+ */
+static Datum
+make_odd_numeric(int64 u, int dscale, bool pack, void **mem)
+{
+	void	   *m;
+	Datum		d = make_numeric(u, dscale, false, &m);
+	char	   *src = (char *) m;
+	Size		dlen = VARSIZE(src) - VARHDRSZ;
+	char		buf[64];
+	uint16		header;
+	int16		digit = 0;
+	char	   *p;
+
+	memcpy(buf, src + VARHDRSZ, dlen);
+	free(m);
+	(void) d;
+	memcpy(&header, buf, 2);
+	switch (rndn(4))
+	{
+		case 0:					/* trailing zero digit */
+			memcpy(buf + dlen, &digit, 2);
+			dlen += 2;
+			break;
+		case 1:					/* leading zero digit, weight one up */
+			memmove(buf + 4, buf + 2, dlen - 2);
+			memcpy(buf + 2, &digit, 2);
+			dlen += 2;
+			header = (header & ~0x7F) | (((header & 0x7F) + 1) & 0x7F);
+			memcpy(buf, &header, 2);
+			break;
+		case 2:					/* sign or weight on whatever it is */
+			header ^= rndn(2) ? 0x2000 : 0x0001;
+			memcpy(buf, &header, 2);
+			break;
+		default:				/* a digit out of range */
+			digit = (int16) (rndn(2) ? 10000 + rndn(20000) : -1 - rndn(100));
+			memcpy(buf + dlen, &digit, 2);
+			dlen += 2;
+			break;
+	}
+	if (pack && dlen <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+	{
+		p = malloc(dlen + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, dlen + VARHDRSZ_SHORT);
+		memcpy(p + VARHDRSZ_SHORT, buf, dlen);
+	}
+	else
+	{
+		p = malloc(dlen + VARHDRSZ);
+		SET_VARSIZE(p, dlen + VARHDRSZ);
+		memcpy(p + VARHDRSZ, buf, dlen);
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
 /* an integer Datum of attlen bytes from a 64-bit value */
 static Datum
 int_datum(int attlen, uint64 v)
@@ -761,6 +821,8 @@ gen_value(ColGen *g, const ColSpec *s, void **mem, bool big)
 			u = DatumGetInt64(gen_value(g, &i8, &unused, big));
 		if (rndn(50) == 0)
 			ds = rndn(20);		/* another display scale in the column */
+		if (rndn(30) == 0)
+			return make_odd_numeric(u, ds, s->storage != 'p', mem);
 		return make_numeric(u, ds, s->storage != 'p' && rndn(4) != 0, mem);
 	}
 	switch (g->mode)
