@@ -104,8 +104,10 @@
  * shared prefix against the previous value, every dictionary code against
  * the dictionary, every unpacked integer against its type's range.  On the
  * way it works out the most bytes one rebuilt row can take, with headers
- * and alignment, undoes byte planes and bit packing into arrays, and aims
- * a cursor at each column's streams.  Bad data makes it return false with
+ * and alignment, undoes byte planes and integer bit packing into arrays
+ * (the memory of the old byte-plane arrays, no more), and aims a cursor
+ * at each column's streams; dictionary codes and numeric integers are
+ * read from their packed bits row by row.  Bad data makes it return false with
  * a sentence saying what is wrong; the caller reports it with the file
  * name and offset.  CompSpillDecodeNextRow then produces one row at a time
  * from data known to be sound: integers from the arrays, packed and
@@ -2862,6 +2864,11 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 											 compspill_bits_get(&cur->packed,
 																cur->view.bits));
 
+					if (!cur->may_pack)
+						off = att_align_nominal(off, cur->valign);
+					if (off + VARHDRSZ + COMPSPILL_NUMERIC_MAX_DATA >
+						blk->arena_cap)
+						elog(ERROR, "compspill block decoder overran its arena");
 					if (cur->may_pack)
 					{
 						dst = blk->arena + off;
@@ -2872,15 +2879,12 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 					}
 					else
 					{
-						off = att_align_nominal(off, cur->valign);
 						dst = blk->arena + off;
 						len = compspill_int_to_numeric(u, cur->dscale,
 													   dst + VARHDRSZ);
 						SET_VARSIZE(dst, len + VARHDRSZ);
 						off += len + VARHDRSZ;
 					}
-					if (off > blk->arena_cap)
-						elog(ERROR, "compspill block decoder overran its arena");
 					blk->values[a] = PointerGetDatum(dst);
 					break;
 				}
