@@ -59,7 +59,9 @@
 #define CODEC_LABEL "?"
 #endif
 
+#ifndef BLOCK_TARGET
 #define BLOCK_TARGET	65536
+#endif
 #define NCOLS			16
 
 /* ----------------------------------------------------------------
