@@ -218,9 +218,10 @@ typedef struct CompSpillEncoder CompSpillEncoder;
 /*
  * A checked raw block being read row by row: after CompSpillDecodeNextRow,
  * values[a] / isnull[a] hold the current row's attribute a.  By-reference
- * values point into the block's one-row arena and stay valid until the
- * next call; the rows are read from the raw bytes, which must stay in
- * place until the block is decoded again.
+ * values point into the block's one-row arena, or straight into the raw
+ * bytes (short varlenas stored with their 1-byte header), and stay valid
+ * at least until the next call; the rows are read from the raw bytes,
+ * which must stay in place until the block is decoded again.
  */
 typedef struct CompSpillDecodedBlock
 {
@@ -231,9 +232,12 @@ typedef struct CompSpillDecodedBlock
 	bool	   *isnull;
 	/* private to blockcodec.c */
 	struct CompSpillColumnCursor *cols; /* per column: next value */
-	char	   *arena;			/* the current row's by-reference values */
+	char	   *arena;			/* per-column rebuild buffers, then the
+								 * current row's by-reference values */
 	Size		arena_cap;
-	char	   *fixed;			/* fixed-width columns, planes undone */
+	Size		arena_row;		/* where the current row's values start */
+	char	   *fixed;			/* fixed-width columns, planes undone or
+								 * unpacked; dictionaries and their codes */
 	Size		fixed_cap;
 	MemoryContext cxt;
 } CompSpillDecodedBlock;

@@ -36,6 +36,7 @@
 
 #include "access/detoast.h"
 #include "access/tupdesc.h"
+#include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
 #include "compspill.h"
@@ -126,6 +127,13 @@ pfree(void *pointer)
 
 void *
 MemoryContextAllocHuge(MemoryContext context, Size size)
+{
+	(void) context;
+	return tracked_alloc(size, false);
+}
+
+void *
+MemoryContextAlloc(MemoryContext context, Size size)
 {
 	(void) context;
 	return tracked_alloc(size, false);
@@ -306,23 +314,27 @@ typedef struct ColSpec
 	bool		byval;
 	char		align;
 	char		storage;
+	Oid			typid;			/* only where the codec looks at it */
 } ColSpec;
 
 static const ColSpec specs[] = {
-	{1, true, 'c', 'p'},		/* bool, char */
-	{2, true, 's', 'p'},		/* int2 */
-	{4, true, 'i', 'p'},		/* int4 */
-	{8, true, 'd', 'p'},		/* int8 */
-	{16, false, 'c', 'p'},		/* uuid */
-	{16, false, 'd', 'p'},		/* interval */
-	{64, false, 'c', 'p'},		/* name */
-	{12, false, 'i', 'p'},		/* odd fixed width */
-	{-1, false, 'i', 'x'},		/* text */
-	{-1, false, 'i', 'p'},		/* plain-storage varlena */
-	{-1, false, 'd', 'x'},		/* double-aligned varlena */
-	{-2, false, 'c', 'p'},		/* cstring */
+	{1, true, 'c', 'p', InvalidOid},	/* bool, char */
+	{2, true, 's', 'p', InvalidOid},	/* int2 */
+	{4, true, 'i', 'p', InvalidOid},	/* int4 */
+	{8, true, 'd', 'p', InvalidOid},	/* int8 */
+	{16, false, 'c', 'p', InvalidOid},	/* uuid */
+	{16, false, 'd', 'p', InvalidOid},	/* interval */
+	{64, false, 'c', 'p', InvalidOid},	/* name */
+	{12, false, 'i', 'p', InvalidOid},	/* odd fixed width */
+	{-1, false, 'i', 'x', InvalidOid},	/* text */
+	{-1, false, 'i', 'p', InvalidOid},	/* plain-storage varlena */
+	{-1, false, 'd', 'x', InvalidOid},	/* double-aligned varlena */
+	{-2, false, 'c', 'p', InvalidOid},	/* cstring */
+	{-1, false, 'i', 'm', NUMERICOID},	/* numeric */
+	{-1, false, 'i', 'p', NUMERICOID},	/* numeric, were it plain storage */
 };
 #define NSPECS ((int) lengthof(specs))
+#define COLHDR 40				/* bytes of a column header */
 #define MAX_ATTS 10
 
 static TupleDesc
@@ -343,6 +355,7 @@ make_desc(int natts, const int *kinds)
 		attr->attbyval = s->byval;
 		attr->attalign = s->align;
 		attr->attstorage = s->storage;
+		attr->atttypid = s->typid;
 	}
 	return desc;
 }
@@ -464,6 +477,391 @@ make_value(const ColSpec *s, void **mem, bool big)
 }
 
 /* ----------------------------------------------------------------
+ * Column generators: what a column of a sorted run looks like.  Each
+ * column of each block gets a mode, so that every encoding is chosen
+ * (and rejected) often.
+ * ----------------------------------------------------------------
+ */
+typedef enum GenMode
+{
+	GEN_RANDOM,					/* make_value as it comes */
+	GEN_SORTED,					/* integers ascending / prefix-sharing text */
+	GEN_FEW,					/* a handful of distinct values */
+	GEN_NARROW,					/* integers of a narrow range */
+	GEN_EXTREME,				/* integers at the ends of their range */
+	NGENMODES
+} GenMode;
+
+#define POOL_MAX 300
+
+typedef struct ColGen
+{
+	GenMode		mode;
+	int64		base;			/* NARROW: lowest; SORTED: current */
+	uint64		range;			/* NARROW: width; SORTED: largest step */
+	int			npool;			/* FEW: distinct values */
+	Datum		pool[POOL_MAX];
+	void	   *poolmem[POOL_MAX];
+	char	   *prev;			/* SORTED text: the previous value's data */
+	int			prevlen;
+	bool		clean;			/* varlena: short, inline, uncompressed only */
+	int			dscale;			/* numeric: the column's display scale */
+} ColGen;
+
+static Datum gen_value(ColGen *g, const ColSpec *s, void **mem, bool big);
+
+/* a short, plain varlena (data of at most 126 bytes, sometimes empty) */
+static Datum
+make_clean(const ColSpec *s, void **mem)
+{
+	int			len = rndn(8) == 0 ? 0 : rndn(rndn(4) == 0 ? 127 : 12);
+	char	   *p;
+
+	if (s->storage != 'p' && rndn(2))
+	{
+		p = malloc(len + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+		for (int i = 0; i < len; i++)
+			p[VARHDRSZ_SHORT + i] = (char) ('A' + rndn(4));
+	}
+	else
+	{
+		p = malloc(len + VARHDRSZ);
+		SET_VARSIZE(p, len + VARHDRSZ);
+		for (int i = 0; i < len; i++)
+			p[VARHDRSZ + i] = (char) ('A' + rndn(4));
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+static void
+gen_init(ColGen *g, const ColSpec *s, bool big)
+{
+	memset(g, 0, sizeof(*g));
+	g->mode = (GenMode) rndn(NGENMODES);
+	g->clean = s->attlen == -1 && rndn(2);
+	g->dscale = rndn(4) == 0 ? rndn(20) : rndn(5);
+	if (!s->byval && s->typid != NUMERICOID &&
+		(g->mode == GEN_NARROW || g->mode == GEN_EXTREME))
+		g->mode = GEN_SORTED;
+	switch (g->mode)
+	{
+		case GEN_SORTED:
+			g->base = (int64) rnd();
+			if ((s->byval && s->attlen < 8) || rndn(2))
+				g->base %= 1000;
+			g->range = rndn(4) == 0 ? 0 : 1 + rnd() % (rndn(3) == 0 ? 1000 : 3);
+			g->prev = malloc(20000 + 1);
+			break;
+		case GEN_FEW:
+			/* straddle the dictionary limit now and then */
+			g->npool = rndn(5) == 0 ? 200 + rndn(POOL_MAX - 200) : 1 + rndn(12);
+			for (int i = 0; i < g->npool; i++)
+			{
+				if (s->typid == NUMERICOID)
+				{
+					g->mode = GEN_RANDOM;
+					g->pool[i] = gen_value(g, s, &g->poolmem[i], big);
+					g->mode = GEN_FEW;
+				}
+				else
+					g->pool[i] = g->clean ? make_clean(s, &g->poolmem[i]) :
+						make_value(s, &g->poolmem[i], big);
+			}
+			break;
+		case GEN_NARROW:
+			g->base = (int64) rnd();
+			g->range = (uint64) 1 << rndn(s->attlen > 0 ? s->attlen * 8 : 64);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+gen_free(ColGen *g)
+{
+	for (int i = 0; i < g->npool; i++)
+		free(g->poolmem[i]);
+	free(g->prev);
+}
+
+/* a sorted, prefix-sharing varlena or cstring: part of the last one + more */
+static Datum
+gen_text(ColGen *g, const ColSpec *s, void **mem, bool big)
+{
+	int			keep = g->prevlen == 0 ? 0 : rndn(g->prevlen + 1);
+	int			len = keep + (rndn(10) == 0 ? 0 : rnd_len(big) / 4);
+	char	   *p;
+	char	   *data;
+
+	len = Min(len, 20000);
+	for (int i = keep; i < len; i++)
+		g->prev[i] = (char) ('a' + rndn(rndn(4) == 0 ? 26 : 3));
+	g->prevlen = len;
+
+	if (s->attlen == -2)
+	{
+		p = malloc(len + 1);
+		memcpy(p, g->prev, len);
+		p[len] = '\0';
+		*mem = p;
+		return CStringGetDatum(p);
+	}
+	if (s->storage != 'p' && len <= (int) (VARATT_SHORT_MAX - VARHDRSZ_SHORT) &&
+		rndn(2))
+	{
+		p = malloc(len + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+		data = p + VARHDRSZ_SHORT;
+	}
+	else if (s->storage != 'p' && rndn(40) == 0)
+	{
+		/* a compressed-shaped value in the middle forces plain */
+		int			clen = Max(len, (int) (VARHDRSZ_COMPRESSED - VARHDRSZ));
+
+		p = malloc(clen + VARHDRSZ);
+		SET_VARSIZE_COMPRESSED(p, clen + VARHDRSZ);
+		fill_bytes(p + VARHDRSZ, clen);
+		*mem = p;
+		return PointerGetDatum(p);
+	}
+	else
+	{
+		p = malloc(len + VARHDRSZ);
+		SET_VARSIZE(p, len + VARHDRSZ);
+		data = p + VARHDRSZ;
+	}
+	memcpy(data, g->prev, len);
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+/*
+ * A numeric Datum of value u / 10^dscale in the short on-disk format,
+ * made from its decimal text (independently of the codec's arithmetic).
+ */
+static Datum
+make_numeric(int64 u, int dscale, bool pack, void **mem)
+{
+	uint64		a = u < 0 ? (uint64) 0 - (uint64) u : (uint64) u;
+	char		txt[48];
+	int			len,
+				ilen,
+				igroups,
+				fgroups = (dscale + 3) / 4;
+	int16		d[16];
+	int			nd = 0,
+				first = 0,
+				last,
+				weight;
+	uint16		header;
+	char	   *p;
+	Size		dlen;
+
+	snprintf(txt, sizeof(txt), "%0*llu", dscale + 1, (unsigned long long) a);
+	len = (int) strlen(txt);
+	ilen = len - dscale;
+	igroups = (ilen + 3) / 4;
+	for (int g = 0; g < igroups; g++)
+	{
+		int			end = ilen - 4 * (igroups - 1 - g);
+		int			v = 0;
+
+		for (int i = Max(end - 4, 0); i < end; i++)
+			v = v * 10 + (txt[i] - '0');
+		d[nd++] = (int16) v;
+	}
+	for (int g = 0; g < fgroups; g++)
+	{
+		int			v = 0;
+
+		for (int k = 0; k < 4; k++)
+		{
+			int			i = ilen + 4 * g + k;
+
+			v = v * 10 + (i < len ? txt[i] - '0' : 0);
+		}
+		d[nd++] = (int16) v;
+	}
+	weight = igroups - 1;
+	while (first < nd && d[first] == 0)
+	{
+		first++;
+		weight--;
+	}
+	last = nd;
+	while (last > first && d[last - 1] == 0)
+		last--;
+	if (first == last)
+	{
+		weight = 0;
+		u = 0;
+	}
+	header = 0x8000 | (u < 0 ? 0x2000 : 0) | (uint16) ((dscale & 0x3F) << 7) |
+		(weight < 0 ? 0x40 : 0) | (uint16) (weight & 0x3F);
+	dlen = 2 + 2 * (last - first);
+	if (pack)
+	{
+		p = malloc(dlen + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, dlen + VARHDRSZ_SHORT);
+		memcpy(p + VARHDRSZ_SHORT, &header, 2);
+		memcpy(p + VARHDRSZ_SHORT + 2, d + first, dlen - 2);
+	}
+	else
+	{
+		p = malloc(dlen + VARHDRSZ);
+		SET_VARSIZE(p, dlen + VARHDRSZ);
+		memcpy(p + VARHDRSZ, &header, 2);
+		memcpy(p + VARHDRSZ + 2, d + first, dlen - 2);
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+/*
+ * A short numeric that is not in canonical form (a leading or trailing
+ * zero digit, a signed or weighted zero, a digit out of range): the codec
+ * must not take it for a number it can rebuild.
+ */
+static Datum
+make_odd_numeric(int64 u, int dscale, bool pack, void **mem)
+{
+	void	   *m;
+	Datum		d = make_numeric(u, dscale, false, &m);
+	char	   *src = (char *) m;
+	Size		dlen = VARSIZE(src) - VARHDRSZ;
+	char		buf[64];
+	uint16		header;
+	int16		digit = 0;
+	char	   *p;
+
+	memcpy(buf, src + VARHDRSZ, dlen);
+	free(m);
+	(void) d;
+	memcpy(&header, buf, 2);
+	switch (rndn(4))
+	{
+		case 0:					/* trailing zero digit */
+			memcpy(buf + dlen, &digit, 2);
+			dlen += 2;
+			break;
+		case 1:					/* leading zero digit, weight one up */
+			memmove(buf + 4, buf + 2, dlen - 2);
+			memcpy(buf + 2, &digit, 2);
+			dlen += 2;
+			header = (header & ~0x7F) | (((header & 0x7F) + 1) & 0x7F);
+			memcpy(buf, &header, 2);
+			break;
+		case 2:					/* sign or weight on whatever it is */
+			header ^= rndn(2) ? 0x2000 : 0x0001;
+			memcpy(buf, &header, 2);
+			break;
+		default:				/* a digit out of range */
+			digit = (int16) (rndn(2) ? 10000 + rndn(20000) : -1 - rndn(100));
+			memcpy(buf + dlen, &digit, 2);
+			dlen += 2;
+			break;
+	}
+	if (pack && dlen <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+	{
+		p = malloc(dlen + VARHDRSZ_SHORT);
+		SET_VARSIZE_SHORT(p, dlen + VARHDRSZ_SHORT);
+		memcpy(p + VARHDRSZ_SHORT, buf, dlen);
+	}
+	else
+	{
+		p = malloc(dlen + VARHDRSZ);
+		SET_VARSIZE(p, dlen + VARHDRSZ);
+		memcpy(p + VARHDRSZ, buf, dlen);
+	}
+	*mem = p;
+	return PointerGetDatum(p);
+}
+
+/* an integer Datum of attlen bytes from a 64-bit value */
+static Datum
+int_datum(int attlen, uint64 v)
+{
+	switch (attlen)
+	{
+		case 1:
+			return CharGetDatum((char) v);
+		case 2:
+			return Int16GetDatum((int16) v);
+		case 4:
+			return Int32GetDatum((int32) v);
+		default:
+			return Int64GetDatum((int64) v);
+	}
+}
+
+/*
+ * Make the next value of a column; *mem gets what to free (pool values
+ * are freed by gen_free).
+ */
+static Datum
+gen_value(ColGen *g, const ColSpec *s, void **mem, bool big)
+{
+	*mem = NULL;
+	if (s->typid == NUMERICOID && g->mode != GEN_FEW)
+	{
+		ColSpec		i8 = {8, true, 'd', 'p', InvalidOid};
+		void	   *unused;
+		int64		u;
+		int			ds = g->dscale;
+
+		/* now and then something that is not a short numeric */
+		if (g->mode == GEN_RANDOM && rndn(20) == 0)
+			return make_value(s, mem, big);
+		if (g->mode == GEN_RANDOM)
+			u = (int64) (rndn(3) == 0 ? rnd() : rnd() % 100000);
+		else
+			u = DatumGetInt64(gen_value(g, &i8, &unused, big));
+		if (rndn(50) == 0)
+			ds = rndn(20);		/* another display scale in the column */
+		if (rndn(30) == 0)
+			return make_odd_numeric(u, ds, s->storage != 'p', mem);
+		return make_numeric(u, ds, s->storage != 'p' && rndn(4) != 0, mem);
+	}
+	switch (g->mode)
+	{
+		case GEN_SORTED:
+			if (!s->byval && s->attlen > 0)
+				return make_value(s, mem, big);
+			if (!s->byval)
+				return gen_text(g, s, mem, big);
+			/* ascending, wrapping at the type's end now and then */
+			g->base = (int64) ((uint64) g->base +
+							   (g->range == 0 ? 0 : rnd() % (g->range + 1)));
+			if (rndn(500) == 0)
+				g->base = (int64) ((uint64) g->base - rnd() % 100);
+			return int_datum(s->attlen, (uint64) g->base);
+		case GEN_FEW:
+			return g->pool[rndn(g->npool)];
+		case GEN_NARROW:
+			return int_datum(s->attlen, (uint64) g->base + rnd() % g->range);
+		case GEN_EXTREME:
+			{
+				static const uint64 ends[] = {
+					UINT64CONST(0x8000000000000000), UINT64CONST(0x7FFFFFFFFFFFFFFF),
+					0, ~UINT64CONST(0), 0x7FFF, 0x8000, 0x7FFFFFFF, 0x80000000};
+				uint64		v = ends[rndn(lengthof(ends))];
+
+				/* as the type's own extremes for int2 / int4 */
+				if (s->attlen == 2 && v > 0xFFFF && v < ~UINT64CONST(0))
+					v = rndn(2) ? 0x7FFF : 0x8000;
+				else if (s->attlen == 4 && v > 0xFFFFFFFF && v < ~UINT64CONST(0))
+					v = rndn(2) ? 0x7FFFFFFF : 0x80000000;
+				return int_datum(s->attlen, v);
+			}
+		default:
+			return g->clean ? make_clean(s, mem) : make_value(s, mem, big);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Checks.
  * ----------------------------------------------------------------
  */
@@ -497,11 +895,19 @@ align_of(char align)
 	}
 }
 
+/* the raw block being decoded: packed values may point into it */
+static const char *cur_raw = NULL;
+static Size cur_rawlen = 0;
+
+/* is [p, p + len) inside the arena, or inside the raw block? */
 static bool
 in_arena(const CompSpillDecodedBlock *blk, const char *p, Size len)
 {
-	return p >= blk->arena && len <= blk->arena_cap &&
-		(Size) (p - blk->arena) <= blk->arena_cap - len;
+	if (p >= blk->arena && len <= blk->arena_cap &&
+		(Size) (p - blk->arena) <= blk->arena_cap - len)
+		return true;
+	return cur_raw != NULL && p >= cur_raw && len <= cur_rawlen &&
+		(Size) (p - cur_raw) <= cur_rawlen - len;
 }
 
 /*
@@ -670,17 +1076,17 @@ find_length_streams(const char *b, Size len, StreamRef *out)
 	if (len < 8)
 		return 0;
 	memcpy(&natts, b + 2, sizeof(natts));
-	for (int a = 0; a < natts && pos + 32 <= len; a++)
+	for (int a = 0; a < natts && pos + COLHDR <= len; a++)
 	{
 		uint8		kind = (uint8) b[pos];
 		uint64		bl,
 					ll,
 					vl;
 
-		memcpy(&bl, b + pos + 8, 8);
-		memcpy(&ll, b + pos + 16, 8);
-		memcpy(&vl, b + pos + 24, 8);
-		pos += 32;
+		memcpy(&bl, b + pos + 16, 8);
+		memcpy(&ll, b + pos + 24, 8);
+		memcpy(&vl, b + pos + 32, 8);
+		pos += COLHDR;
 		if (bl > len - pos || ll > len - pos - bl)
 			break;
 		if ((kind == 3 || kind == 4) && ll > 0 && n < MAX_ATTS)
@@ -694,6 +1100,30 @@ find_length_streams(const char *b, Size len, StreamRef *out)
 		pos += bl + ll + vl;
 	}
 	return n;
+}
+
+/* how many round-trip columns came out in each encoding */
+static long enc_count[8];
+
+static void
+count_encodings(const char *b, Size len)
+{
+	Size		pos = 8;
+	uint16		natts;
+
+	memcpy(&natts, b + 2, sizeof(natts));
+	for (int a = 0; a < natts && pos + COLHDR <= len; a++)
+	{
+		uint64		bl,
+					ll,
+					vl;
+
+		enc_count[(uint8) b[pos + 8] & 7]++;
+		memcpy(&bl, b + pos + 16, 8);
+		memcpy(&ll, b + pos + 24, 8);
+		memcpy(&vl, b + pos + 32, 8);
+		pos += COLHDR + bl + ll + vl;
+	}
 }
 
 /* corrupt the varints of one length stream */
@@ -761,34 +1191,40 @@ static void
 mutate_header(char *b, Size len)
 {
 	Size		pos;
-	static const int fields[] = {0, 1, 2, 4, 8, 16, 24};
+	static const int fields[] = {0, 1, 2, 4, 8, 9, 10, 12, 16, 24, 32};
 	int			f;
 
 	if (len < 8)
 		return;
-	if (rndn(4) == 0 || len < 8 + 32)
+	if (rndn(4) == 0 || len < 8 + COLHDR)
 		pos = rndn(8) & ~1;
 	else
 	{
 		/* the first column header, or one found by walking */
 		pos = 8;
-		for (int skip = rndn(3); skip > 0 && pos + 32 <= len; skip--)
+		for (int skip = rndn(4); skip > 0 && pos + COLHDR <= len; skip--)
 		{
 			uint64		bl,
 						ll,
 						vl;
 
-			memcpy(&bl, b + pos + 8, 8);
-			memcpy(&ll, b + pos + 16, 8);
-			memcpy(&vl, b + pos + 24, 8);
+			memcpy(&bl, b + pos + 16, 8);
+			memcpy(&ll, b + pos + 24, 8);
+			memcpy(&vl, b + pos + 32, 8);
 			if (bl + ll + vl > len)
 				break;
-			if (pos + 32 + bl + ll + vl + 32 > len)
+			if (pos + COLHDR + bl + ll + vl + COLHDR > len)
 				break;
-			pos += 32 + bl + ll + vl;
+			pos += COLHDR + bl + ll + vl;
 		}
 		f = fields[rndn(lengthof(fields))];
 		pos += f;
+		/* one-byte fields: encoding, bit width, kind, flags */
+		if ((f == 8 || f == 9 || f == 0 || f == 1) && pos < len && rndn(2))
+		{
+			b[pos] = rndn(2) ? (char) rndn(8) : (char) (b[pos] + rndn(3) - 1);
+			return;
+		}
 	}
 	if (pos + 8 <= len && rndn(2) == 0)
 	{
@@ -878,6 +1314,8 @@ decode_checked(TupleDesc desc, CompSpillDecodedBlock *blk,
 	long		before = nchecks_failed;
 	bool		ok;
 
+	cur_raw = buf;
+	cur_rawlen = len;
 	ok = CompSpillDecodeBlock(blk, desc, buf, len, nrows, &err);
 	if (ok)
 	{
@@ -935,6 +1373,10 @@ run_iteration(int mutations)
 		Size		rawlen;
 		const char *err = NULL;
 		long		before;
+		ColGen	   *gens = malloc(sizeof(ColGen) * Max(natts, 1));
+
+		for (int a = 0; a < natts; a++)
+			gen_init(&gens[a], &specs[kinds[a]], big);
 
 		/* fill a block, sometimes stopping short of full */
 		do
@@ -945,7 +1387,7 @@ run_iteration(int mutations)
 
 				on[i] = rndn(100) < nullpct;
 				ov[i] = on[i] ? (Datum) 0 :
-					make_value(&specs[kinds[a]], &mem[i], big);
+					gen_value(&gens[a], &specs[kinds[a]], &mem[i], big);
 			}
 			CompSpillEncoderAdd(enc, ov + nrows * stride, on + nrows * stride);
 			nrows++;
@@ -962,14 +1404,17 @@ run_iteration(int mutations)
 		raw = malloc(rawlen);
 		CompSpillEncoderFinish(enc, raw);
 		if (CompSpillEncoderRows(enc) != 0 ||
-			CompSpillEncoderSize(enc) != 8 + 32 * (Size) natts)
+			CompSpillEncoderSize(enc) != 8 + COLHDR * (Size) natts)
 		{
 			fprintf(stderr, "encoder not reset by Finish\n");
 			exit(1);
 		}
 
 		/* exact round trip */
+		count_encodings(raw, rawlen);
 		before = nchecks_failed;
+		cur_raw = raw;
+		cur_rawlen = rawlen;
 		if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
 		{
 			fprintf(stderr, "round trip rejected: %s (natts %d, nrows %d)\n",
@@ -1058,6 +1503,8 @@ run_iteration(int mutations)
 		if (mutations > 0)
 		{
 			before = nchecks_failed;
+			cur_raw = raw;
+			cur_rawlen = rawlen;
 			if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
 			{
 				fprintf(stderr, "re-decode rejected: %s\n", err);
@@ -1076,6 +1523,9 @@ run_iteration(int mutations)
 
 		for (int i = 0; i < nrows * stride; i++)
 			free(mem[i]);
+		for (int a = 0; a < natts; a++)
+			gen_free(&gens[a]);
+		free(gens);
 		free(mem);
 		free(ov);
 		free(on);
@@ -1108,6 +1558,9 @@ main(int argc, char **argv)
 	printf("blockcodec fuzz: seed %llu, %ld iterations, %ld mutated blocks accepted, %ld rejected, %lds\n",
 		   (unsigned long long) seed, iterations, naccepted, nrejected,
 		   (long) (time(NULL) - start));
+	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld, numeric %ld\n",
+		   enc_count[0], enc_count[1], enc_count[2], enc_count[3],
+		   enc_count[4], enc_count[5], enc_count[6]);
 	printf("blockcodec fuzz: %ld passed, %ld failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;
 }
