@@ -39,9 +39,10 @@ SELECT * FROM mem_peak('1MB', 'SELECT * FROM mem_t CROSS JOIN generate_series(1,
 -- at 64kB the fixed costs of a spill (writer, codec state, one row per
 -- merge input, the list of runs) are more than work_mem: the sort stays
 -- within several times it (about 300kB measured)
-SELECT (n->>'Peak Memory Used')::int <= 8 * 64 AS within_eight_times_64kB
-FROM cs_node('SELECT * FROM mem_t ORDER BY t, id') n
-WHERE set_config('work_mem', '64kB', false) IS NOT NULL;
+SET work_mem = '64kB';
+SELECT (n->>'Sort Method') = 'external merge' AS spilled,
+       (n->>'Peak Memory Used')::int <= 8 * 64 AS within_eight_times_64kB
+FROM cs_node('SELECT * FROM mem_t ORDER BY t, id') n;
 RESET work_mem;
 
 -- two 200 MB values, sorted at work_mem = 1MB: the backend's peak resident
