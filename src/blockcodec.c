@@ -257,6 +257,7 @@ struct CompSpillEncoder
 	uint32		chosen_rows;	/* rows the encodings were chosen for, or
 								 * PG_UINT32_MAX */
 	Size		chosen_size;	/* the block's size in those encodings */
+	bool		light;			/* only the encodings that cost no time */
 	char	   *flat;			/* scratch for flattened expanded objects */
 	Size		flat_cap;
 	CompSpillDictSlot *slots;	/* dictionary hash table, made on demand */
@@ -326,6 +327,8 @@ static void compspill_encode_cstring(CompSpillEncoder *enc,
 									 CompSpillEncoderColumn *col,
 									 Datum value);
 static void compspill_choose(CompSpillEncoder *enc);
+static void compspill_choose_light(CompSpillEncoder *enc,
+								   CompSpillEncoderColumn *col);
 static bool compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 								   Form_pg_attribute attr, int attnum,
 								   uint32 nrows, CompSpillColumnView *view,
@@ -1410,6 +1413,41 @@ compspill_choose_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
 }
 
 /*
+ * Choose a column's encoding among those that cost nothing to find: plain,
+ * or short varlenas with their 1-byte headers kept (which also decode
+ * without a copy).  For blocks whose I/O costs next to nothing.
+ */
+static void
+compspill_choose_light(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
+{
+	uint32		n = enc->nrows - col->nnulls;
+
+	if (col->kind != COMPSPILL_KIND_VARLENA || n == 0 || col->nraw > 0)
+		return;
+	if (col->may_pack && col->maxlen <= COMPSPILL_SHORT_MAX &&
+		(Size) n <= col->lengths.len)
+	{
+		col->enc = COMPSPILL_ENC_PACKED;
+		col->out_lengths = 0;
+		col->out_values = (Size) n + col->values.len;
+	}
+}
+
+/*
+ * Use only the encodings that cost no time to choose (light), or all of
+ * them, from the next block on.
+ */
+void
+CompSpillEncoderSetLight(CompSpillEncoder *enc, bool light)
+{
+	if (enc->light != light)
+	{
+		enc->light = light;
+		enc->chosen_rows = PG_UINT32_MAX;
+	}
+}
+
+/*
  * Choose each column's encoding for the block as it stands, and work out
  * the block's size in them.
  */
@@ -1430,7 +1468,9 @@ compspill_choose(CompSpillEncoder *enc)
 		col->out_values = col->values.len;
 		col->out_aux = 0;
 
-		if (col->kind == COMPSPILL_KIND_BYVAL && col->attlen > 1)
+		if (enc->light)
+			compspill_choose_light(enc, col);
+		else if (col->kind == COMPSPILL_KIND_BYVAL && col->attlen > 1)
 			compspill_choose_int(col);
 		else if (col->kind == COMPSPILL_KIND_VARLENA)
 			compspill_choose_varlena(enc, col);

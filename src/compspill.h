@@ -247,6 +247,7 @@ extern CompSpillEncoder *CompSpillEncoderCreate(TupleDesc tupdesc,
 extern void CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values,
 								bool *isnull);
 extern bool CompSpillEncoderIsFull(CompSpillEncoder *enc);
+extern void CompSpillEncoderSetLight(CompSpillEncoder *enc, bool light);
 extern int	CompSpillEncoderRows(CompSpillEncoder *enc);
 extern Size CompSpillEncoderSize(CompSpillEncoder *enc);
 extern void CompSpillEncoderFinish(CompSpillEncoder *enc, char *dst);
