@@ -2151,6 +2151,32 @@ compspill_check_packed(const char *p, Size len, uint32 n, int attnum,
 }
 
 /*
+ * Check that reading a column's lengths ended exactly at the end of its
+ * length stream (at lp) and that they added up to its value stream (voff).
+ */
+static bool
+compspill_check_streams_used(const CompSpillColumnView *view, int attnum,
+							 const char *lp, Size voff,
+							 const char **errdetail)
+{
+	const char *lend = view->lengths + view->lengths_len;
+
+	if (lp != lend)
+	{
+		*errdetail = psprintf("Column %d length stream has %zu bytes left over.",
+							  attnum, (Size) (lend - lp));
+		return false;
+	}
+	if (voff != view->values_len)
+	{
+		*errdetail = psprintf("Column %d value lengths add up to %zu bytes, but the value stream holds %zu.",
+							  attnum, voff, view->values_len);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Check the length and value streams of a PLAIN varlena or cstring column;
  * set *max_size to the most bytes one rebuilt value takes in a row's arena.
  */
@@ -2232,18 +2258,8 @@ compspill_measure_plain(const CompSpillColumnView *view,
 		voff += len;
 	}
 
-	if (lp != lend)
-	{
-		*errdetail = psprintf("Column %d length stream has %zu bytes left over.",
-							  attnum, (Size) (lend - lp));
+	if (!compspill_check_streams_used(view, attnum, lp, voff, errdetail))
 		return false;
-	}
-	if (voff != view->values_len)
-	{
-		*errdetail = psprintf("Column %d value lengths add up to %zu bytes, but the value stream holds %zu.",
-							  attnum, voff, view->values_len);
-		return false;
-	}
 
 	*max_size = maxsz > 0 ? maxsz + MAXIMUM_ALIGNOF : 0;
 	return true;
@@ -2316,18 +2332,8 @@ compspill_measure_front(CompSpillColumnCursor *cur, int attnum,
 		longest = Max(longest, prevlen);
 	}
 
-	if (sp != lend)
-	{
-		*errdetail = psprintf("Column %d length stream has %zu bytes left over.",
-							  attnum, (Size) (lend - sp));
+	if (!compspill_check_streams_used(view, attnum, sp, voff, errdetail))
 		return false;
-	}
-	if (voff != view->values_len)
-	{
-		*errdetail = psprintf("Column %d value lengths add up to %zu bytes, but the value stream holds %zu.",
-							  attnum, voff, view->values_len);
-		return false;
-	}
 	*maxlen = longest;
 	return true;
 }

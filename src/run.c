@@ -306,6 +306,21 @@ compspill_io_is_cheap(CompSpill *sp, CompSpillCodec codec)
 }
 
 /*
+ * Has I/O been done since the figures *bytes_seen and *time_seen?  If so,
+ * set *secs to the time it took.
+ */
+static inline bool
+compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
+				   const instr_time *time_seen, double *secs)
+{
+	if (bytes <= *bytes_seen)
+		return false;
+	INSTR_TIME_SUBTRACT(time, *time_seen);
+	*secs = INSTR_TIME_GET_DOUBLE(time);
+	return true;
+}
+
+/*
  * With codec = auto, pass the file I/O done since the last call to the
  * codec chooser, as totals: a write covers many frames.
  */
@@ -313,27 +328,19 @@ static void
 compspill_feed_io(CompSpill *sp)
 {
 	CompSpillStats *st = sp->stats;
+	double		secs;
 
-	if (st->bytes_written > sp->ac_written)
-	{
-		instr_time	t = st->write_time;
-
-		INSTR_TIME_SUBTRACT(t, sp->ac_write_time);
+	if (compspill_io_since(st->bytes_written, st->write_time,
+						   &sp->ac_written, &sp->ac_write_time, &secs))
 		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
-								 INSTR_TIME_GET_DOUBLE(t));
-		sp->ac_written = st->bytes_written;
-		sp->ac_write_time = st->write_time;
-	}
-	if (st->bytes_read > sp->ac_read)
-	{
-		instr_time	t = st->read_time;
-
-		INSTR_TIME_SUBTRACT(t, sp->ac_read_time);
-		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read,
-								INSTR_TIME_GET_DOUBLE(t));
-		sp->ac_read = st->bytes_read;
-		sp->ac_read_time = st->read_time;
-	}
+								 secs);
+	if (compspill_io_since(st->bytes_read, st->read_time,
+						   &sp->ac_read, &sp->ac_read_time, &secs))
+		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read, secs);
+	sp->ac_written = st->bytes_written;
+	sp->ac_write_time = st->write_time;
+	sp->ac_read = st->bytes_read;
+	sp->ac_read_time = st->read_time;
 }
 
 /*
