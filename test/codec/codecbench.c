@@ -49,6 +49,7 @@
 #include "utils/expandeddatum.h"
 
 #include "compspill.h"
+#include "pgstubs.h"
 
 #undef printf
 #undef fprintf
@@ -68,8 +69,6 @@
  * Backend stubs, enough for blockcodec.c outside the server.
  * ----------------------------------------------------------------
  */
-MemoryContext CurrentMemoryContext = NULL;
-
 static void *
 xmalloc(Size size)
 {
@@ -78,167 +77,6 @@ xmalloc(Size size)
 	if (p == NULL)
 		abort();
 	return p;
-}
-
-void *
-palloc(Size size)
-{
-	return xmalloc(size);
-}
-
-void *
-palloc0(Size size)
-{
-	return memset(xmalloc(size), 0, size);
-}
-
-void
-pfree(void *pointer)
-{
-	free(pointer);
-}
-
-void *
-MemoryContextAlloc(MemoryContext context, Size size)
-{
-	(void) context;
-	return xmalloc(size);
-}
-
-void *
-MemoryContextAllocHuge(MemoryContext context, Size size)
-{
-	(void) context;
-	return xmalloc(size);
-}
-
-void *
-MemoryContextAllocZero(MemoryContext context, Size size)
-{
-	(void) context;
-	return palloc0(size);
-}
-
-void *
-repalloc_huge(void *pointer, Size size)
-{
-	void	   *p = realloc(pointer, size);
-
-	if (p == NULL)
-		abort();
-	return p;
-}
-
-char *
-psprintf(const char *fmt,...)
-{
-	va_list		ap;
-	char	   *result;
-
-	va_start(ap, fmt);
-	if (vasprintf(&result, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return result;
-}
-
-uint64
-pg_popcount(const char *buf, int bytes)
-{
-	uint64		count = 0;
-
-	for (int i = 0; i < bytes; i++)
-		count += __builtin_popcount((unsigned char) buf[i]);
-	return count;
-}
-
-void
-ExceptionalCondition(const char *conditionName, const char *errorType,
-					 const char *fileName, int lineNumber)
-{
-	fprintf(stderr, "assertion failed: %s (%s) at %s:%d\n",
-			conditionName, errorType, fileName, lineNumber);
-	abort();
-}
-
-bool
-errstart_cold(int elevel, const char *domain)
-{
-	(void) elevel;
-	(void) domain;
-	return true;
-}
-
-bool
-errstart(int elevel, const char *domain)
-{
-	(void) elevel;
-	(void) domain;
-	return true;
-}
-
-void
-errfinish(const char *filename, int lineno, const char *funcname)
-{
-	fprintf(stderr, "ereport reached at %s:%d (%s)\n",
-			filename, lineno, funcname);
-	abort();
-}
-
-int
-errcode(int sqlerrcode)
-{
-	(void) sqlerrcode;
-	return 0;
-}
-
-int
-errmsg(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
-}
-
-int
-errmsg_internal(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 0;
-}
-
-int
-errdetail(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
-}
-
-ExpandedObjectHeader *
-DatumGetEOHP(Datum d)
-{
-	(void) d;
-	abort();
-}
-
-Size
-EOH_get_flat_size(ExpandedObjectHeader *eohptr)
-{
-	(void) eohptr;
-	abort();
-}
-
-void
-EOH_flatten_into(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
-{
-	(void) eohptr;
-	(void) result;
-	(void) allocated_size;
-	abort();
 }
 
 /* ----------------------------------------------------------------

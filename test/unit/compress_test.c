@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "compspill.h"
+#include "pgstubs.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */
 #undef printf
@@ -36,37 +37,7 @@
  * Backend stubs
  * ----------------------------------------------------------------
  */
-MemoryContext CurrentMemoryContext = NULL;
 static MemoryContextCallback *registered_cb = NULL;
-static sigjmp_buf *error_jmp = NULL;
-static int	error_level = 0;
-
-void *
-palloc(Size size)
-{
-	void	   *p = malloc(size);
-
-	if (p == NULL)
-		abort();
-	return p;
-}
-
-void *
-palloc0(Size size)
-{
-	void	   *p = calloc(1, size);
-
-	if (p == NULL)
-		abort();
-	return p;
-}
-
-void *
-MemoryContextAlloc(MemoryContext context, Size size)
-{
-	(void) context;
-	return palloc(size);
-}
 
 void
 MemoryContextRegisterResetCallback(MemoryContext context,
@@ -74,77 +45,6 @@ MemoryContextRegisterResetCallback(MemoryContext context,
 {
 	(void) context;
 	registered_cb = cb;
-}
-
-char *
-psprintf(const char *fmt,...)
-{
-	va_list		ap;
-	char	   *result;
-
-	va_start(ap, fmt);
-	if (vasprintf(&result, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return result;
-}
-
-bool
-errstart_cold(int elevel, const char *domain)
-{
-	(void) domain;
-	error_level = elevel;
-	return true;
-}
-
-bool
-errstart(int elevel, const char *domain)
-{
-	(void) domain;
-	error_level = elevel;
-	return true;
-}
-
-void
-errfinish(const char *filename, int lineno, const char *funcname)
-{
-	(void) filename;
-	(void) lineno;
-	(void) funcname;
-	if (error_level >= ERROR)
-	{
-		if (error_jmp == NULL)
-			abort();
-		siglongjmp(*error_jmp, 1);
-	}
-}
-
-int
-errcode(int sqlerrcode)
-{
-	(void) sqlerrcode;
-	return 0;
-}
-
-int
-errmsg(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
-}
-
-int
-errmsg_internal(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
-}
-
-int
-errdetail(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
 }
 
 /* ----------------------------------------------------------------
@@ -198,12 +98,12 @@ compress_errors(CompSpillCompressor *comp, CompSpillCodec codec,
 	sigjmp_buf	jb;
 	bool		errored = false;
 
-	error_jmp = &jb;
+	pgstubs_error_jmp = &jb;
 	if (sigsetjmp(jb, 0) == 0)
 		(void) CompSpillCompress(comp, codec, src, len, dst, cap);
 	else
 		errored = true;
-	error_jmp = NULL;
+	pgstubs_error_jmp = NULL;
 	return errored;
 }
 
