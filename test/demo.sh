@@ -77,7 +77,7 @@ EOF
 	echo "work_mem = $DEMO_WORK_MEM; parallel workers and JIT off, so each figure is one sort's"
 
 	local cfg enabled codec
-	for cfg in native none lz4 zstd; do
+	for cfg in native auto none lz4 zstd; do
 		if [ "$cfg" = native ]; then
 			enabled=off
 			codec=lz4
@@ -107,7 +107,7 @@ EOF
 	echo
 	printf '%-16s %10s %14s %10s   %s\n' "sort" "time" "temp bytes" "vs native" "same rows as native"
 	local native_bytes="" native_md5="" tb0 tb1 n md5 ms bytes ratio same
-	for cfg in native none lz4 zstd; do
+	for cfg in native auto none lz4 zstd; do
 		row=$(grep '^RESULT ' "$work/$cfg.out")
 		read -r _ tb0 tb1 n md5 <<<"$row"
 		bytes=$((tb1 - tb0))
@@ -133,10 +133,10 @@ EOF
 	echo "EXPLAIN ANALYZE, native:"
 	sed 's/^/  /' "$work/native.explain"
 	echo
-	echo "EXPLAIN ANALYZE, compspill (lz4):"
-	sed 's/^/  /' "$work/lz4.explain"
+	echo "EXPLAIN ANALYZE, compspill (auto, the default):"
+	sed 's/^/  /' "$work/auto.explain"
 
-	for cfg in none lz4 zstd; do
+	for cfg in auto none lz4 zstd; do
 		row=$(grep '^RESULT ' "$work/$cfg.out")
 		read -r _ tb0 tb1 n md5 <<<"$row"
 		if [ "$md5" != "$native_md5" ]; then
