@@ -11,12 +11,17 @@
  *	compspill.c		_PG_init: settings, planner hook, method registration
  *	planner.c		plan rewrite: Sort -> Custom Scan (CompSpill Sort)
  *	sortnode.c		CustomScan callbacks and EXPLAIN output
- *	sorter.c		in-memory sort, run formation, k-way merge
- *	run.c			a run as a sequence of framed, checksummed blocks
- *	blockcodec.c	N rows <-> column streams (bitmaps, arrays, lengths)
+ *	sorter.c		in-memory sort, run formation
+ *	merge.c			k-way merge of runs, planning of merge passes
+ *	run.c			the spill object; runs of framed, checksummed blocks
+ *	blockcodec.c	N rows <-> column streams, sort-aware encodings
  *	compress.c		none / lz4 / zstd on byte buffers
  *	autocodec.c		compspill.codec = auto: the codec from measured costs
- *	spillfile.c		the temp file: aligned, coalesced writes, O_DIRECT
+ *	spillfile.c		the temp file: extents, aligned writes, O_DIRECT
+ *
+ * Words: a frame is the unit on disk (header, CRC, payload), a block the
+ * codec's group of rows in column streams that a frame carries, a page the
+ * 4kB alignment unit, an extent the spill file's unit of space.
  *
  * IDENTIFICATION
  *	  src/compspill.h

@@ -358,7 +358,6 @@ compspill_emit_frame(CompSpill *sp)
 	CompSpillFrameHeader hdr;
 	char	   *frame;
 	char	   *payload;
-	off_t		offset;
 
 	if (nrows == 0)
 		return;
@@ -436,9 +435,8 @@ compspill_emit_frame(CompSpill *sp)
 	hdr.crc = compspill_frame_crc(&hdr, payload);
 	memcpy(frame, &hdr, sizeof(hdr));
 
-	offset = CompSpillFileCommit(sp->file,
-								 COMPSPILL_FRAME_HEADER_SIZE + stored_len);
-	(void) offset;
+	(void) CompSpillFileCommit(sp->file,
+							   COMPSPILL_FRAME_HEADER_SIZE + stored_len);
 	sp->run->nframes++;
 
 	sp->stats->bytes_raw += rawlen;

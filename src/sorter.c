@@ -1,16 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * sorter.c
- *	  In-memory sort, run formation and k-way merge of compspill.
+ *	  In-memory sort and run formation of compspill.
  *
  * How a sort goes
  * ---------------
  *
  * Rows arrive as slots and are copied into minimal tuples in a generation
  * context, each described by a SortTuple that also holds the first key
- * (abbreviated when the opclass offers it).  Memory is charged as
- * PostgreSQL's tuplesort charges it: the chunk space of every tuple plus
- * the SortTuple array, against work_mem.
+ * (abbreviated when the opclass offers it).
  *
  * If every row fits, the array is quicksorted with SortSupport and the rows
  * are handed out in place: no disk, the same work native sort does.
