@@ -267,13 +267,28 @@ extern bool CompSpillDecodeNextRow(CompSpillDecodedBlock *blk);
 /* spillfile.c */
 typedef struct CompSpillFile CompSpillFile;
 
-/* The extents of the file one stream (a run) occupies, in stream order */
+/* A range of consecutive extents of the spill file */
+typedef struct CompSpillExtentRange
+{
+	int32		first;			/* extent number */
+	int32		count;
+} CompSpillExtentRange;
+
+/*
+ * The extents of the file one stream (a run) occupies, in stream order, as
+ * ranges of consecutive extents: a run written at the end of the file is
+ * one range, whatever its size.
+ */
 typedef struct CompSpillExtents
 {
-	int32	   *ext;			/* extent numbers */
-	int			n;				/* extents taken */
+	CompSpillExtentRange *ranges;
+	int			nranges;
 	int			cap;
-	int			nfreed;			/* leading extents given back */
+	int64		n;				/* extents taken */
+	int64		nfreed;			/* leading extents given back */
+	/* lookup cursor: ranges[at] holds extents from index at_base on */
+	int			at;
+	int64		at_base;
 } CompSpillExtents;
 
 extern char *CompSpillAllocAligned(Size size);
@@ -294,9 +309,8 @@ extern off_t CompSpillFileEndStream(CompSpillFile *file);
 extern void CompSpillFileEndWrites(CompSpillFile *file);
 extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
 								 off_t upto);
-extern Size CompSpillFileRead(CompSpillFile *file,
-							  const CompSpillExtents *ext, off_t offset,
-							  char *buf, Size len, Size need);
+extern Size CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
+							  off_t offset, char *buf, Size len, Size need);
 extern const char *CompSpillFileName(CompSpillFile *file);
 extern void CompSpillFileClose(CompSpillFile *file);
 
@@ -318,6 +332,7 @@ extern CompSpill *CompSpillCreate(TupleDesc tupdesc,
 								  CompSpillStats *stats,
 								  Size block_size, Size write_size,
 								  Size extent_size);
+extern CompSpillFile *CompSpillGetFile(CompSpill *sp);
 extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
 extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
@@ -328,13 +343,13 @@ extern void CompSpillEnd(CompSpill *sp);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
 extern int64 CompSpillWriterHeld(CompSpill *sp);
 
-extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp,
-												 Size read_size);
+extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
 extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
+extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
 extern Size CompSpillReaderMemory(Size raw_size, Size stored_size,
 								  Size fixed_size);
 

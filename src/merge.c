@@ -11,11 +11,13 @@
  * final merge copies them into the caller's virtual slot.
  *
  * An input costs what its reader holds: a read buffer of about one stored
- * frame, the decompressed block, the fixed-width arrays rebuilt from it and
- * one decoded row.  The fan-in is what fits in the memory left to the
- * merge, measured on the memory contexts when the merge starts (the
- * writer's buffers included for an intermediate pass), divided by that
- * cost, worked out from the frames actually written.  While there are more
+ * frame, the decompressed block, the arrays and buffers its decoding needs
+ * and one decoded row.  That cost is measured on a reader with its first
+ * frame decoded (a quarter more for larger frames, and never less than
+ * what the frames' average sizes say).  The fan-in is what fits in the
+ * memory left to the merge, measured on the memory contexts when the merge
+ * starts (the writer's buffers included for an intermediate pass), divided
+ * by that cost.  While there are more
  * runs than the final merge can read at once, runs are merged into new,
  * longer runs: when one merge can bring the count down to the final fan-in,
  * it merges only as many runs as that takes, so that the fewest bytes are
@@ -58,7 +60,6 @@ struct CompSpillMerge
 	int			nruns;
 
 	/* merge inputs */
-	Size		read_size;		/* a reader's initial read buffer */
 	int64		reader_mem;		/* memory one input takes */
 	int			nreaders;		/* readers created so far */
 	int			maxreaders;
@@ -67,6 +68,10 @@ struct CompSpillMerge
 	bool	  **cur_isnull;
 	binaryheap *heap;			/* inputs by their current row */
 	int			last_input;		/* input of the last row returned, or -1 */
+
+	/* measures what the caller's memory holds (and keeps its peak) */
+	int64		(*used_mem) (void *);
+	void	   *used_arg;
 };
 
 /*
@@ -106,7 +111,7 @@ compspill_ensure_readers(CompSpillMerge *m, int n)
 {
 	Assert(n <= m->maxreaders);
 	while (m->nreaders < n)
-		m->readers[m->nreaders++] = CompSpillReaderCreate(m->sp, m->read_size);
+		m->readers[m->nreaders++] = CompSpillReaderCreate(m->sp);
 }
 
 /*
@@ -160,6 +165,8 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 {
 	int			top;
 
+	int64		nput = 0;
+
 	compspill_start_merge(m, runs, n, true);
 	CompSpillRunBegin(m->sp, out);
 	top = binaryheap_empty(m->heap) ? -1 :
@@ -169,7 +176,12 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 		CHECK_FOR_INTERRUPTS();
 		CompSpillRunPut(m->sp, m->cur_values[top], m->cur_isnull[top]);
 		top = compspill_advance_top(m);
+
+		/* now and then, measure the inputs and the writer together */
+		if ((++nput & 0xFFFF) == 0)
+			(void) m->used_mem(m->used_arg);
 	}
+	(void) m->used_mem(m->used_arg);
 	CompSpillRunEnd(m->sp);
 
 	/* an input that ended early has given back everything already */
@@ -203,22 +215,56 @@ compspill_size_input(CompSpillMerge *m, TupleDesc tupdesc)
 
 	raw_size += raw_size / 8;
 	stored_size += stored_size / 8;
-	m->read_size = stored_size;
 	m->reader_mem = Max(CompSpillReaderMemory(raw_size, stored_size,
 											  fixed_size), 1);
 }
 
 /*
+ * Measure what one merge input really holds: a reader on the first run,
+ * through its first COMPSPILL_PROBE_FRAMES frames, the most its memory
+ * contexts held after any of them (with codec = auto, a run's first frames
+ * try the codecs in turn, so its first few frames are not typical).  The estimate from the frames' average
+ * sizes is the floor; a quarter more than the measurement covers frames
+ * larger than those.  Return the reader, which becomes the merge's first.
+ */
+#define COMPSPILL_PROBE_FRAMES	16
+
+static CompSpillRunReader *
+compspill_measure_input(CompSpillMerge *m)
+{
+	CompSpillRunReader *r = CompSpillReaderCreate(m->sp);
+	Datum	   *values;
+	bool	   *isnull;
+	int64		most = 0;
+	int64		rows;
+	int64		per_frame;
+
+	/* about the rows of the first few frames */
+	per_frame = m->runs[0].nrows / Max(m->runs[0].nframes, 1) + 1;
+	CompSpillReaderOpen(r, &m->runs[0], false);
+	for (rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
+	{
+		if (!CompSpillReaderNext(r, &values, &isnull))
+			break;
+		if (rows % per_frame == 0)
+			most = Max(most, CompSpillReaderHeld(r));
+	}
+	most = Max(most, CompSpillReaderHeld(r));
+
+	m->reader_mem = Max(m->reader_mem, most + most / 4);
+	return r;
+}
+
+/*
  * Return how many inputs fit in what is left of allowed_mem, given the
- * memory the caller's context holds now (used_mem), the readers that
- * already exist included.
+ * memory the caller's context holds now (used_mem), of which held is the
+ * readers that already exist.
  */
 static int
-compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem)
+compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
+				int64 held)
 {
-	int64		left = allowed_mem - used_mem +
-		(int64) m->nreaders * m->reader_mem;
-	int64		fanin = left / m->reader_mem;
+	int64		fanin = (allowed_mem - used_mem + held) / m->reader_mem;
 
 	return (int) Max(Min(fanin, (int64) m->nruns), COMPSPILL_MIN_FANIN);
 }
@@ -236,6 +282,10 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 					int64 (*used_mem) (void *), void *arg)
 {
 	CompSpillMerge *m;
+	CompSpillRunReader *first;
+	int64		held;
+	int64		used;
+	int64		map_reserve = 0;
 	int			fanin;
 	int			final_fanin;
 
@@ -249,28 +299,43 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	m->runs = runs;
 	m->nruns = nruns;
 	m->last_input = -1;
+	m->used_mem = used_mem;
+	m->used_arg = arg;
 
 	compspill_size_input(m, tupdesc);
+	first = compspill_measure_input(m);
+	held = CompSpillReaderHeld(first);
 
 	/*
 	 * The final merge has only its readers next to what the sort holds
 	 * without the writer; an intermediate one has the writer as well.
 	 */
-	fanin = compspill_fanin(m, allowed_mem, used_mem(arg));
+	/*
+	 * The extent maps of the runs an intermediate pass writes grow as they
+	 * are written, into the space its inputs leave scattered over the file:
+	 * in the worst case a range per extent.  That is reserved up front.
+	 */
+	for (int i = 0; i < nruns; i++)
+		map_reserve += runs[i].len;
+	map_reserve = map_reserve / CompSpillFileExtentSize(CompSpillGetFile(sp)) *
+		(int64) sizeof(CompSpillExtentRange);
+
+	used = used_mem(arg) + map_reserve;
+	fanin = compspill_fanin(m, allowed_mem, used, held);
 	final_fanin = fanin;
 	if (m->nruns > fanin)
 	{
-		int64		writer = CompSpillWriterHeld(sp);
-
 		/* without the writer, the final merge can take a few more inputs */
-		final_fanin = Max(fanin, (int) Min((int64) m->nruns,
-										   (allowed_mem - used_mem(arg) +
-											writer) / m->reader_mem));
+		final_fanin = Max(fanin,
+						  compspill_fanin(m, allowed_mem,
+										  used - CompSpillWriterHeld(sp),
+										  held));
 	}
 
 	/* the final merge has the most inputs */
 	m->maxreaders = Max(final_fanin, 2);
 	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
+	m->readers[m->nreaders++] = first;
 	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
 	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
 	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);

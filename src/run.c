@@ -109,6 +109,11 @@ struct CompSpill
 	/* the run being written, or NULL */
 	CompSpillRun *run;
 
+	/* the largest frame written so far: raw and stored bytes */
+	Size		max_raw;
+	Size		max_stored;
+	Size		max_compressed_raw; /* of frames stored compressed */
+
 	/* codec = auto: the costs measured so far, and the I/O already fed */
 	CompSpillAutoCodec ac;
 	int64		ac_written;
@@ -202,6 +207,13 @@ CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
 
 	MemoryContextSwitchTo(oldcxt);
 	return sp;
+}
+
+/* Return the spill's temp file */
+CompSpillFile *
+CompSpillGetFile(CompSpill *sp)
+{
+	return sp->file;
 }
 
 /* Use blocks of about block_size bytes from the next run on */
@@ -439,6 +451,11 @@ compspill_emit_frame(CompSpill *sp)
 							   COMPSPILL_FRAME_HEADER_SIZE + stored_len);
 	sp->run->nframes++;
 
+	sp->max_raw = Max(sp->max_raw, rawlen);
+	sp->max_stored = Max(sp->max_stored, stored_len);
+	if (stored_codec != COMPSPILL_CODEC_NONE)
+		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
+
 	sp->stats->bytes_raw += rawlen;
 	sp->stats->frames_written++;
 	sp->stats->frames_by_codec[codec]++;
@@ -512,15 +529,29 @@ CompSpillWriterMemory(Size block_size, Size write_size)
 
 /*
  * Create a reader of runs of the spill, in a memory context of its own so
- * that freeing it releases the decoded block's memory as well; its read
- * buffer starts at read_size bytes.
+ * that freeing it releases the decoded block's memory as well.  Its read
+ * and decompression buffers are made large enough at once for the largest
+ * frames written so far, up to four times the average frame: a merge input
+ * then holds from the start about what it will hold at most, which is what
+ * the merge measures to size its fan-in.  Larger frames grow the buffers.
  */
 CompSpillRunReader *
-CompSpillReaderCreate(CompSpill *sp, Size read_size)
+CompSpillReaderCreate(CompSpill *sp)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
 	CompSpillRunReader *r;
+	int64		nframes = Max(sp->stats->frames_written, 1);
+	Size		avg_raw = sp->stats->bytes_raw / nframes;
+	Size		avg_stored = sp->stats->bytes_written / nframes;
+	Size		rbuf;
+	Size		dbuf;
+
+	/* a frame straddles at most two more pages than its own */
+	rbuf = Min(sp->max_stored, 4 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
+	rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
+		2 * COMPSPILL_ALIGN;
+	dbuf = Min(sp->max_compressed_raw, 4 * avg_raw);
 
 	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
 								ALLOCSET_SMALL_SIZES);
@@ -530,16 +561,10 @@ CompSpillReaderCreate(CompSpill *sp, Size read_size)
 	r->sp = sp;
 	r->cxt = cxt;
 
-	r->rbuf_cap = 0;
-	r->rbuf = NULL;
-	CompSpillGrowBuffer(cxt, &r->rbuf, &r->rbuf_cap,
-						COMPSPILL_ALIGN_UP(Max(read_size,
-											   COMPSPILL_MIN_READ_BUFFER)),
-						0, CompSpillFileAligned(sp->file));
-
-	/* the decompression buffer comes with the first compressed frame */
-	r->dbuf_cap = 0;
-	r->dbuf = NULL;
+	CompSpillGrowBuffer(cxt, &r->rbuf, &r->rbuf_cap, rbuf, 0,
+						CompSpillFileAligned(sp->file));
+	if (dbuf > 0)
+		CompSpillGrowBuffer(cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0, false);
 
 	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
 
@@ -580,6 +605,13 @@ CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 	*values = r->blk.values;
 	*isnull = r->blk.isnull;
 	return true;
+}
+
+/* Return the memory the reader holds: its buffers and decoded block */
+int64
+CompSpillReaderHeld(CompSpillRunReader *r)
+{
+	return MemoryContextMemAllocated(r->cxt, true);
 }
 
 /* Release the reader, its buffers and its decoded block */

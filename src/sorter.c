@@ -519,10 +519,12 @@ compspill_start_spill(CompSpillSorter *s)
 
 	/*
 	 * Extents: a run holds a work_mem of tuples, compressed to a third or
-	 * so; an extent of a 128th of work_mem wastes about 1% at each run's
-	 * end and keeps what consuming readers have not given back yet small.
+	 * so; an extent of a 64th of work_mem wastes a few percent at each
+	 * run's end, keeps what consuming readers have not given back yet
+	 * small, and keeps the extent maps (a range per extent at worst, after
+	 * merge passes) a small part of work_mem.
 	 */
-	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 128,
+	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 64,
 										   (Size) 256 * 1024));
 	extent_size = Max(extent_size, COMPSPILL_ALIGN);
 

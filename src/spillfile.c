@@ -61,6 +61,7 @@
 #include <fcntl.h>
 
 #include "commands/tablespace.h"
+#include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
 #include "utils/memutils.h"
@@ -78,14 +79,14 @@ struct CompSpillFile
 	bool		aligned;		/* buffers page-aligned (direct I/O asked) */
 	CompSpillStats *stats;		/* the operation's figures */
 	MemoryContext cxt;			/* where the buffers live */
-	MemoryContext extcxt;		/* the streams' extent lists */
 	Size		extent_size;	/* a multiple of COMPSPILL_ALIGN */
 
-	/* extents: how many the file has, and the free ones as a min-heap */
+	/* extents: how many the file has, and the free ones as a bitmap */
 	int32		nextents;
-	int32	   *free;
-	int			nfree;
-	int			free_cap;
+	uint64	   *freemap;		/* bit e set: extent e is free */
+	int32		freemap_words;
+	int32		free_lo;		/* no free extent in the words below */
+	int32		nfree;
 
 	/* the stream being written */
 	CompSpillExtents *cur;
@@ -138,10 +139,12 @@ CompSpillFreeAligned(char *ptr)
  * when aligned is true), so that it holds at least need bytes, keeping its
  * first keep bytes; return whether it grew.
  *
- * This is the one growth policy of every buffer a spill keeps: small
- * buffers double, so that a slowly growing need does not reallocate every
- * time, but never by more than a megabyte above what is needed, so that a
- * huge value costs what it needs and not twice that.  The old buffer is
+ * This is the one growth policy of every buffer a spill keeps: a quarter
+ * more than is needed, so that a slowly growing need does not reallocate
+ * every time, but never more than a megabyte more, so that a huge value
+ * costs what it needs and not twice that; doubling instead would make a
+ * merge input that once met a frame a little larger than the others cost
+ * half again what it needs.  The old buffer is
  * freed before the new one is allocated when nothing has to be kept, so
  * the two are never held together for nothing.  What the buffers hold is
  * measured on the memory contexts, so growing here is what charges it.
@@ -157,7 +160,7 @@ CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap, Size need,
 	if (need <= *cap)
 		return false;
 
-	newcap = Max(need, Min(*cap * 2, need + (Size) 1024 * 1024));
+	newcap = need + Min(need / 4, (Size) 1024 * 1024);
 	if (aligned)
 		newcap = COMPSPILL_ALIGN_UP(newcap);
 	Assert(keep <= *cap);
@@ -239,15 +242,9 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 
 	file->extent_size = COMPSPILL_ALIGN_UP(Max(extent_size, COMPSPILL_ALIGN));
 
-	/*
-	 * Extent lists come and go with their runs, in many sizes: a generation
-	 * context gives their blocks back once the runs in them are consumed.
-	 */
-	file->extcxt = GenerationContextCreate(CurrentMemoryContext,
-										   "CompSpill extent lists",
-										   0, 1024, 64 * 1024);
-	file->free_cap = 64;
-	file->free = palloc(sizeof(int32) * file->free_cap);
+
+	file->freemap_words = 8;
+	file->freemap = palloc0(sizeof(uint64) * file->freemap_words);
 
 	file->nominal_size = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
 	file->bufsize = 0;
@@ -272,7 +269,7 @@ CompSpillFileClose(CompSpillFile *file)
 {
 	FileClose(file->vfd);
 	compspill_free_buf(file, file->buf);
-	pfree(file->free);
+	pfree(file->freemap);
 	pfree(file);
 }
 
@@ -467,38 +464,39 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 		file->stats->file_size = offset + (off_t) len;
 }
 
-/* Put extent e on the free list (a min-heap) */
+/*
+ * Put extent e on the free list, a bitmap: a bit per extent of the file,
+ * which is far smaller than a list of extent numbers once many are free.
+ */
 static void
 compspill_free_extent(CompSpillFile *file, int32 e)
 {
-	int			i;
+	int32		word = e / 64;
 
-	if (file->nfree >= file->free_cap)
+	if (word >= file->freemap_words)
 	{
-		file->free_cap *= 2;
-		file->free = repalloc(file->free, sizeof(int32) * file->free_cap);
-	}
+		int32		newwords = Max(file->freemap_words * 2, word + 1);
 
-	i = file->nfree++;
-	while (i > 0)
-	{
-		int			parent = (i - 1) / 2;
-
-		if (file->free[parent] <= e)
-			break;
-		file->free[i] = file->free[parent];
-		i = parent;
+		file->freemap = repalloc(file->freemap, sizeof(uint64) * newwords);
+		memset(file->freemap + file->freemap_words, 0,
+			   sizeof(uint64) * (newwords - file->freemap_words));
+		file->freemap_words = newwords;
 	}
-	file->free[i] = e;
+	Assert((file->freemap[word] & (UINT64CONST(1) << (e % 64))) == 0);
+	file->freemap[word] |= UINT64CONST(1) << (e % 64);
+	file->free_lo = Min(file->free_lo, word);
+	file->nfree++;
 }
 
-/* Take the lowest free extent, or a new one at the end of the file */
+/*
+ * Take the lowest free extent, as logtape.c does with its blocks, so that
+ * the file stays compact; or a new one at the end of the file.
+ */
 static int32
 compspill_take_extent(CompSpillFile *file)
 {
-	int32		result;
-	int32		last;
-	int			i = 0;
+	int32		word;
+	int			bit;
 
 	if (file->nfree == 0)
 	{
@@ -507,24 +505,34 @@ compspill_take_extent(CompSpillFile *file)
 		return file->nextents++;
 	}
 
-	result = file->free[0];
-	last = file->free[--file->nfree];
-	for (;;)
-	{
-		int			child = 2 * i + 1;
+	for (word = file->free_lo; file->freemap[word] == 0; word++)
+		Assert(word + 1 < file->freemap_words);
+	bit = pg_rightmost_one_pos64(file->freemap[word]);
+	file->freemap[word] &= ~(UINT64CONST(1) << bit);
+	file->free_lo = word;
+	file->nfree--;
+	return word * 64 + bit;
+}
 
-		if (child >= file->nfree)
-			break;
-		if (child + 1 < file->nfree && file->free[child + 1] < file->free[child])
-			child++;
-		if (last <= file->free[child])
-			break;
-		file->free[i] = file->free[child];
-		i = child;
+/*
+ * Return the file extent that is the stream's idx'th.  Lookups go forward
+ * (readers and the writer move forward), so a cursor makes them cheap.
+ */
+static int32
+compspill_extent_at(CompSpillExtents *ext, int64 idx)
+{
+	Assert(idx < ext->n);
+	if (idx < ext->at_base)
+	{
+		ext->at = 0;
+		ext->at_base = 0;
 	}
-	if (file->nfree > 0)
-		file->free[i] = last;
-	return result;
+	while (idx >= ext->at_base + ext->ranges[ext->at].count)
+	{
+		ext->at_base += ext->ranges[ext->at].count;
+		ext->at++;
+	}
+	return ext->ranges[ext->at].first + (int32) (idx - ext->at_base);
 }
 
 /*
@@ -535,21 +543,35 @@ static int32
 compspill_stream_extent(CompSpillFile *file, int64 idx)
 {
 	CompSpillExtents *ext = file->cur;
+	CompSpillExtentRange *last;
+	int32		e;
 
 	if (idx < ext->n)
-		return ext->ext[idx];
+		return compspill_extent_at(ext, idx);
 
 	Assert(idx == ext->n);
-	if (ext->n >= ext->cap)
+	e = compspill_take_extent(file);
+	last = ext->nranges > 0 ? &ext->ranges[ext->nranges - 1] : NULL;
+	if (last != NULL && last->first + last->count == e)
+		last->count++;
+	else
 	{
-		ext->cap = Max(ext->cap * 2, 4);
-		if (ext->ext == NULL)
-			ext->ext = MemoryContextAlloc(file->extcxt, sizeof(int32) * ext->cap);
-		else
-			ext->ext = repalloc(ext->ext, sizeof(int32) * ext->cap);
+		if (ext->nranges >= ext->cap)
+		{
+			ext->cap = Max(ext->cap * 2, 4);
+			if (ext->ranges == NULL)
+				ext->ranges = MemoryContextAlloc(file->cxt,
+												 sizeof(CompSpillExtentRange) * ext->cap);
+			else
+				ext->ranges = repalloc(ext->ranges,
+									   sizeof(CompSpillExtentRange) * ext->cap);
+		}
+		ext->ranges[ext->nranges].first = e;
+		ext->ranges[ext->nranges].count = 1;
+		ext->nranges++;
 	}
-	ext->ext[ext->n] = compspill_take_extent(file);
-	return ext->ext[ext->n++];
+	ext->n++;
+	return e;
 }
 
 /*
@@ -571,16 +593,17 @@ compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
 		Size		within = (Size) (lpos % (off_t) esize);
 		Size		amount = Min(len - done, esize - within);
 		off_t		phys;
+		int32		e;
 
-		phys = (off_t) compspill_stream_extent(file, idx) * (off_t) esize +
-			(off_t) within;
+		e = compspill_stream_extent(file, idx);
+		phys = (off_t) e * (off_t) esize + (off_t) within;
 
 		/* extend the write over following extents adjacent in the file */
 		while (done + amount < len &&
-			   compspill_stream_extent(file, idx + 1) ==
-			   compspill_stream_extent(file, idx) + 1)
+			   compspill_stream_extent(file, idx + 1) == e + 1)
 		{
 			idx++;
+			e++;
 			amount += Min(len - done - amount, esize);
 		}
 
@@ -745,13 +768,15 @@ CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext, off_t upto)
 	int64		below = upto / (off_t) file->extent_size;
 
 	while (ext->nfreed < ext->n && ext->nfreed < below)
-		compspill_free_extent(file, ext->ext[ext->nfreed++]);
+		compspill_free_extent(file, compspill_extent_at(ext, ext->nfreed++));
 
-	if (ext->nfreed >= ext->n && ext->ext != NULL)
+	if (ext->nfreed >= ext->n && ext->ranges != NULL)
 	{
-		pfree(ext->ext);
-		ext->ext = NULL;
-		ext->cap = 0;
+		pfree(ext->ranges);
+		ext->ranges = NULL;
+		ext->nranges = ext->cap = 0;
+		ext->at = 0;
+		ext->at_base = 0;
 	}
 }
 
@@ -760,7 +785,7 @@ CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext, off_t upto)
  * fail if fewer than need bytes arrive.  Return the bytes read.
  */
 Size
-CompSpillFileRead(CompSpillFile *file, const CompSpillExtents *ext,
+CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 				  off_t offset, char *buf, Size len, Size need)
 {
 	Size		esize = file->extent_size;
@@ -777,18 +802,21 @@ CompSpillFileRead(CompSpillFile *file, const CompSpillExtents *ext,
 		Size		within = (Size) ((offset + (off_t) done) % (off_t) esize);
 		Size		amount = Min(len - done, esize - within);
 		off_t		phys;
+		int32		e;
 		int			rc;
 
 		if (idx >= ext->n || idx < ext->nfreed)
 			break;				/* past the stream's end */
-		phys = (off_t) ext->ext[idx] * (off_t) esize + (off_t) within;
+		e = compspill_extent_at(ext, idx);
+		phys = (off_t) e * (off_t) esize + (off_t) within;
 
 		/* extend the read over following extents adjacent in the file */
 		while (done + amount < len && idx + 1 < ext->n &&
-			   ext->ext[idx + 1] == ext->ext[idx] + 1 &&
-			   amount < COMPSPILL_MAX_IO)
+			   amount < COMPSPILL_MAX_IO &&
+			   compspill_extent_at(ext, idx + 1) == e + 1)
 		{
 			idx++;
+			e++;
 			amount = Min(len - done, amount + esize);
 		}
 
