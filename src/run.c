@@ -216,6 +216,19 @@ CompSpillGetFile(CompSpill *sp)
 	return sp->file;
 }
 
+/* Free the writer's encoder and scratch buffer; the next run makes them */
+static void
+compspill_free_writer(CompSpill *sp)
+{
+	if (sp->writecxt == NULL)
+		return;
+	MemoryContextDelete(sp->writecxt);
+	sp->writecxt = NULL;
+	sp->enc = NULL;
+	sp->scratch = NULL;
+	sp->scratch_cap = 0;
+}
+
 /* Use blocks of about block_size bytes from the next run on */
 void
 CompSpillSetBlockSize(CompSpill *sp, Size block_size)
@@ -224,14 +237,7 @@ CompSpillSetBlockSize(CompSpill *sp, Size block_size)
 	if (block_size == sp->block_size)
 		return;
 	sp->block_size = block_size;
-	if (sp->writecxt != NULL)
-	{
-		MemoryContextDelete(sp->writecxt);
-		sp->writecxt = NULL;
-		sp->enc = NULL;
-		sp->scratch = NULL;
-		sp->scratch_cap = 0;
-	}
+	compspill_free_writer(sp);
 }
 
 /* Start writing a new run, described into *run as it is written */
@@ -479,14 +485,7 @@ void
 CompSpillEndWrites(CompSpill *sp)
 {
 	Assert(sp->run == NULL);
-	if (sp->writecxt != NULL)
-	{
-		MemoryContextDelete(sp->writecxt);
-		sp->writecxt = NULL;
-		sp->enc = NULL;
-		sp->scratch = NULL;
-		sp->scratch_cap = 0;
-	}
+	compspill_free_writer(sp);
 	CompSpillFileEndWrites(sp->file);
 }
 
