@@ -530,7 +530,7 @@ CompSpillWriterMemory(Size block_size, Size write_size)
  * Create a reader of runs of the spill, in a memory context of its own so
  * that freeing it releases the decoded block's memory as well.  Its read
  * and decompression buffers are made large enough at once for the largest
- * frames written so far, up to four times the average frame: a merge input
+ * frames written so far, up to twice the average frame: a merge input
  * then holds from the start about what it will hold at most, which is what
  * the merge measures to size its fan-in.  Larger frames grow the buffers.
  */
@@ -547,10 +547,10 @@ CompSpillReaderCreate(CompSpill *sp)
 	Size		dbuf;
 
 	/* a frame straddles at most two more pages than its own */
-	rbuf = Min(sp->max_stored, 4 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
+	rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
 	rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
 		2 * COMPSPILL_ALIGN;
-	dbuf = Min(sp->max_compressed_raw, 4 * avg_raw);
+	dbuf = Min(sp->max_compressed_raw, 2 * avg_raw);
 
 	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
 								ALLOCSET_SMALL_SIZES);

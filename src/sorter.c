@@ -29,8 +29,8 @@
  * next run begins.  The block size is chosen at the first spill from the
  * number of runs the sort is expected to make (the plan's row estimate
  * over the rows of the first run), so that the final merge can read all of
- * them at once: a merge input costs about two blocks, and many small
- * blocks merged in one pass cost less than large ones written twice.
+ * them at once: a merge input costs up to about five blocks, and many
+ * small blocks merged in one pass cost less than large ones written twice.
  *
  * At the end the runs are merged (merge.c) and the rows returned in a
  * virtual slot whose datums point into the merge inputs' decoded blocks.
@@ -497,9 +497,13 @@ compspill_start_spill(CompSpillSorter *s)
 		expected_runs = ceil(s->est_rows / s->memtupcount);
 	if (expected_runs > 1)
 	{
-		/* a merge input takes about two blocks and a page of slack */
+		/*
+		 * A merge input takes up to about five blocks: a read buffer and a
+		 * decompression buffer of up to twice the average frame each, and
+		 * the decoded block's state; and a few pages of slack.
+		 */
 		double		per_input = (double) s->allowed_mem / expected_runs;
-		double		block = (per_input - 3 * COMPSPILL_ALIGN) / 2.25;
+		double		block = (per_input - 4 * COMPSPILL_ALIGN) / 5;
 		Size		b;
 
 		b = (Size) Max(block, (double) COMPSPILL_MIN_BLOCK_SIZE);
