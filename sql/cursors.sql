@@ -1,8 +1,10 @@
 --
--- cursors: scroll cursors move forward, backward and to absolute positions
--- over a CompSpill Sort (EXEC_FLAG_BACKWARD); holdable cursors are rewound
--- and read again at commit.  Each walk is compared with the same walk over
--- native Sort.
+-- cursors: scroll cursors, and plain cursors (which PostgreSQL makes
+-- scrollable when the plan can go backward), move forward, backward and to
+-- absolute positions over a CompSpill Sort (EXEC_FLAG_BACKWARD); holdable
+-- cursors are rewound and read again at commit.  Each walk is compared with
+-- the same walk over native Sort, and the sort's memory contexts show which
+-- code sorted: a fallback to tuplesort is reported, never passed.
 --
 LOAD 'compspill';
 
@@ -14,8 +16,11 @@ ANALYZE cu;
 -- Walk a scroll cursor over the query: every step's row (or '<none>' past
 -- either end) goes into a running md5.  Steps: 'next:N', 'prior:N',
 -- 'first', 'last', 'abs:N', 'rel:N', 'fwd:N' and 'back:N' (MOVE), 'end'
--- (MOVE FORWARD ALL), 'start' (MOVE BACKWARD ALL).
-CREATE FUNCTION cursor_walk(query text, steps text[], enabled bool)
+-- (MOVE FORWARD ALL), 'start' (MOVE BACKWARD ALL).  The cursor is opened
+-- SCROLL, or with scroll = false without a scroll option.  Returns the
+-- digest, '|', and which code held the sort at the end (cs_sort_holder).
+CREATE FUNCTION cursor_walk(query text, steps text[], enabled bool,
+                            scroll bool DEFAULT true)
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     c refcursor;
@@ -25,10 +30,15 @@ DECLARE
     op text;
     k int;
     nrows int := 0;
+    holder text;
     old text := current_setting('compspill.enabled');
 BEGIN
     PERFORM set_config('compspill.enabled', enabled::text, true);
-    OPEN c SCROLL FOR EXECUTE query;
+    IF scroll THEN
+        OPEN c SCROLL FOR EXECUTE query;
+    ELSE
+        OPEN c FOR EXECUTE query;
+    END IF;
     FOREACH step IN ARRAY steps LOOP
         op := split_part(step, ':', 1);
         k := coalesce(nullif(split_part(step, ':', 2), '')::int, 1);
@@ -55,31 +65,45 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
+    holder := cs_sort_holder();
     CLOSE c;
     PERFORM set_config('compspill.enabled', old, true);
-    RETURN nrows || ' rows fetched, md5 ' || h;
+    RETURN nrows || ' rows fetched, md5 ' || h || '|' || holder;
 END
 $f$;
 
--- native vs compspill walk of the same query; the cursor's plan (planned as
--- a scroll cursor) must hold a CompSpill Sort
-CREATE FUNCTION compare_walk(query text, steps text[])
+-- native vs compspill walk of the same query; the cursor's plan must hold
+-- a CompSpill Sort or Material, the compspill walk must not have sorted with tuplesort,
+-- and, when expect is given, the sort must have been held that way
+-- ('compspill store': spilled and read by position; 'compspill': in memory)
+CREATE FUNCTION compare_walk(query text, steps text[],
+                             expect text DEFAULT NULL, scroll bool DEFAULT true)
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     native text;
     comp text;
+    holder text;
 BEGIN
-    IF position('CompSpill Sort' IN cs_plan('DECLARE c SCROLL CURSOR FOR ' || query)) = 0 THEN
-        RETURN 'no CompSpill Sort in the plan';
+    IF position('CompSpill ' IN cs_plan('DECLARE c ' ||
+            CASE WHEN scroll THEN 'SCROLL ' ELSE '' END || 'CURSOR FOR ' || query)) = 0 THEN
+        RETURN 'no CompSpill node in the plan';
     END IF;
-    native := cursor_walk(query, steps, false);
+    native := split_part(cursor_walk(query, steps, false, scroll), '|', 1);
     BEGIN
-        comp := cursor_walk(query, steps, true);
+        comp := cursor_walk(query, steps, true, scroll);
     EXCEPTION WHEN OTHERS THEN
         RETURN 'compspill failed: ' || SQLERRM;
     END;
+    holder := split_part(comp, '|', 2);
+    comp := split_part(comp, '|', 1);
+    IF holder = 'tuplesort' THEN
+        RETURN 'compspill fell back to tuplesort';
+    END IF;
     IF native IS DISTINCT FROM comp THEN
         RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
+    END IF;
+    IF expect IS NOT NULL AND holder <> expect THEN
+        RETURN 'results equal, but expected ' || expect || ', got ' || holder;
     END IF;
     RETURN 'ok';
 END
@@ -97,21 +121,43 @@ INSERT INTO walks (label, steps) VALUES
 ('deep backward',      '{abs:15000,prior:4000,rel:-3000,prior:100,abs:2,prior,prior,next:3}');
 
 SET work_mem = '64kB';
-SELECT label, compare_walk('SELECT * FROM cu ORDER BY g, id', steps) AS by_int FROM walks ORDER BY wid;
-SELECT label, compare_walk('SELECT id, t, n FROM cu ORDER BY t DESC, n, id', steps) AS by_text FROM walks ORDER BY wid;
+SELECT label, compare_walk('SELECT * FROM cu ORDER BY g, id', steps, 'compspill store') AS by_int FROM walks ORDER BY wid;
+SELECT label, compare_walk('SELECT id, t, n FROM cu ORDER BY t DESC, n, id', steps, 'compspill store') AS by_text FROM walks ORDER BY wid;
+-- a cursor declared without SCROLL is scrollable all the same
+SELECT label, compare_walk('SELECT * FROM cu ORDER BY t, g, id', steps, 'compspill store', false) AS plain_cursor FROM walks ORDER BY wid;
 -- the sort really spills here
 SELECT cs_spill_mode('SELECT * FROM cu ORDER BY g, id') AS sort_mode;
+-- each codec, and direct I/O
+SET compspill.codec = 'none';
+SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_none FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+SET compspill.codec = 'lz4';
+SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_lz4 FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+SET compspill.codec = 'zstd';
+SET compspill.enable_dio = on;
+SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_zstd_dio FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+RESET compspill.codec;
+RESET compspill.enable_dio;
 SET work_mem = '4MB';
 SELECT label, compare_walk('SELECT * FROM cu ORDER BY n DESC, id', steps) AS at_4mb FROM walks ORDER BY wid;
 SET work_mem = '64MB';
-SELECT label, compare_walk('SELECT * FROM cu ORDER BY t, id', steps) AS in_memory FROM walks ORDER BY wid;
+SELECT label, compare_walk('SELECT * FROM cu ORDER BY t, id', steps, 'compspill') AS in_memory FROM walks ORDER BY wid;
 
 -- a scroll cursor over a Sort below other nodes (a Result projecting, a
 -- subquery), and an empty one
 SET work_mem = '64kB';
-SELECT compare_walk('SELECT id, g * 2 AS g2 FROM (SELECT * FROM cu ORDER BY g DESC, id) s', steps) AS nested FROM walks WHERE wid IN (1, 2, 6) ORDER BY wid;
+SELECT compare_walk('SELECT id, g * 2 AS g2 FROM (SELECT * FROM cu ORDER BY g DESC, id) s', steps, 'compspill store') AS nested FROM walks WHERE wid IN (1, 2, 6) ORDER BY wid;
 SELECT compare_walk('SELECT * FROM cu WHERE id < 0 ORDER BY g', '{next,prior,last,first,abs:3,end,start}') AS empty;
 SELECT compare_walk('SELECT * FROM cu WHERE id = 10 ORDER BY g', '{next,prior,last,first,abs:1,abs:2,end,prior,start,next}') AS one_row;
+
+-- a scroll cursor over a plan that cannot go backward (a join): the
+-- planner puts a Material on top, which keeps the rows and serves every
+-- direction
+SET work_mem = '64kB';
+SELECT plan_shape('DECLARE c SCROLL CURSOR FOR SELECT a.id, b.id AS bid, a.t FROM cu a JOIN cu b ON a.id = b.id + 1');
+SELECT label, compare_walk('SELECT a.id, b.id AS bid, a.t, a.n FROM cu a JOIN cu b ON a.id = b.id + 1', steps, 'compspill store') AS material_walk FROM walks ORDER BY wid;
+SET work_mem = '64MB';
+SELECT label, compare_walk('SELECT a.id, b.id AS bid, a.t FROM cu a JOIN cu b ON a.id = b.id + 1', steps, 'compspill store') AS material_in_memory FROM walks WHERE wid IN (1, 5, 8) ORDER BY wid;
+SET work_mem = '64kB';
 
 -- forward-only cursor in SQL: FETCH in chunks, compared as a whole
 CREATE FUNCTION fetch_all_md5(cur text, chunk int)
@@ -158,10 +204,23 @@ COMMIT;
 SELECT md5_exec('FETCH BACKWARD ALL FROM hs') = :'native_back' AS held_scroll_backward_same;
 CLOSE hs;
 
+-- a plain DECLARE CURSOR in SQL: read backward from the middle, next to a
+-- native cursor doing the same
+BEGIN;
+DECLARE pc CURSOR FOR SELECT * FROM cu ORDER BY t, n, id;
+MOVE 12000 IN pc;
+SELECT cs_sort_holder() AS plain_cursor_sort;
+SET LOCAL compspill.enabled = off;
+DECLARE pn CURSOR FOR SELECT * FROM cu ORDER BY t, n, id;
+MOVE 12000 IN pn;
+SELECT md5_exec('FETCH BACKWARD 7000 FROM pc') = md5_exec('FETCH BACKWARD 7000 FROM pn') AS plain_backward_same;
+SELECT md5_exec('FETCH FORWARD 10000 FROM pc') = md5_exec('FETCH FORWARD 10000 FROM pn') AS plain_forward_same;
+COMMIT;
+
 -- the plans above are CompSpill Sorts
 SELECT plan_shape('DECLARE x NO SCROLL CURSOR FOR SELECT * FROM cu ORDER BY g, id');
 SELECT plan_shape('DECLARE x SCROLL CURSOR WITH HOLD FOR SELECT * FROM cu ORDER BY t, id');
 
 RESET work_mem;
 DROP TABLE cu, walks;
-DROP FUNCTION cursor_walk(text, text[], bool), compare_walk(text, text[]), fetch_all_md5(text, int);
+DROP FUNCTION cursor_walk(text, text[], bool, bool), compare_walk(text, text[], text, bool), fetch_all_md5(text, int);

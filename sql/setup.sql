@@ -54,14 +54,15 @@ BEGIN
 END
 $f$;
 
--- EXPLAIN (ANALYZE, FORMAT JSON) with compspill on, as jsonb
-CREATE FUNCTION cs_analyze_json(query text, opts text DEFAULT 'COSTS OFF, TIMING OFF, SUMMARY OFF')
+-- EXPLAIN (ANALYZE, FORMAT JSON) with compspill on (or as asked), as jsonb
+CREATE FUNCTION cs_analyze_json(query text, opts text DEFAULT 'COSTS OFF, TIMING OFF, SUMMARY OFF',
+                                enabled bool DEFAULT true)
 RETURNS jsonb LANGUAGE plpgsql AS $f$
 DECLARE
     j json;
     old text := current_setting('compspill.enabled');
 BEGIN
-    PERFORM set_config('compspill.enabled', 'on', true);
+    PERFORM set_config('compspill.enabled', enabled::text, true);
     EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, ' || opts || ') ' || query INTO j;
     PERFORM set_config('compspill.enabled', old, true);
     RETURN j::jsonb;
@@ -80,16 +81,88 @@ RETURNS jsonb LANGUAGE sql AS $f$
     SELECT n FROM cs_nodes(cs_analyze_json(query)) n LIMIT 1
 $f$;
 
--- how the CompSpill Sort nodes of a query ran: 'spill' if one of them did an
--- external sort or merge, 'memory' if all that ran sorted in memory, 'none' if the
--- plan has no executed CompSpill Sort
+-- how the CompSpill Sort nodes of a query ran: 'fallback' if one of them
+-- sorted with PostgreSQL's tuplesort instead, 'spill' if one of them wrote
+-- compressed runs (only compspill's own path reports a spill codec),
+-- 'memory' if all that ran sorted in memory, 'none' if the plan has no
+-- executed CompSpill Sort
 CREATE FUNCTION cs_spill_mode(query text)
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
-        WHEN bool_or(n->>'Sort Method' LIKE 'external%') THEN 'spill'
+        WHEN bool_or(n ? 'Tuplesort Fallback') THEN 'fallback'
+        WHEN bool_or(n->>'Sort Method' LIKE 'external%' AND n ? 'Spill Codec') THEN 'spill'
         WHEN count(n->>'Sort Method') > 0 THEN 'memory'
         ELSE 'none' END
     FROM cs_nodes(cs_analyze_json(query)) n
+$f$;
+
+-- all CompSpill Material nodes of an analyzed plan, outermost first
+CREATE FUNCTION cs_material_nodes(j jsonb)
+RETURNS SETOF jsonb LANGUAGE sql AS $f$
+    SELECT jsonb_path_query(j, 'strict $.** ? (@."Custom Plan Provider" == "CompSpill Material")')
+$f$;
+
+-- how the CompSpill Material nodes of a query kept their rows (with
+-- compspill.enabled as asked when the query runs): 'fallback'
+-- if one of them used PostgreSQL's tuplestore, 'spill' if one of them
+-- wrote a compressed run, 'memory' if all that kept rows kept them in
+-- memory, 'none' if no CompSpill Material kept rows
+CREATE FUNCTION cs_material_mode(query text, enabled bool DEFAULT true)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT CASE
+        WHEN bool_or(n ? 'Tuplestore Fallback') THEN 'fallback'
+        WHEN bool_or(n->>'Storage' = 'Disk' AND n ? 'Spill Codec') THEN 'spill'
+        WHEN bool_or(n->>'Storage' = 'Memory') THEN 'memory'
+        ELSE 'none' END
+    FROM cs_material_nodes(cs_analyze_json(query, 'COSTS OFF, TIMING OFF, SUMMARY OFF', enabled)) n
+$f$;
+
+-- cs_check for CompSpill Material: the plan must have one, native and
+-- compspill outputs (as a multiset unless mode says otherwise) must be
+-- equal, and with expect the Materials must have kept their rows that way
+CREATE FUNCTION compare_material(query text, expect text DEFAULT NULL,
+                                 mode text DEFAULT 'multiset')
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    native text;
+    comp text;
+    how text;
+BEGIN
+    IF position('CompSpill Material' IN cs_plan(query)) = 0 THEN
+        RETURN 'no CompSpill Material in the plan';
+    END IF;
+    native := cs_digest(query, false, mode);
+    BEGIN
+        comp := cs_digest(query, true, mode);
+    EXCEPTION WHEN OTHERS THEN
+        RETURN 'compspill failed: ' || SQLERRM;
+    END;
+    IF native IS DISTINCT FROM comp THEN
+        RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
+    END IF;
+    IF expect IS NOT NULL THEN
+        how := cs_material_mode(query);
+        IF how <> expect THEN
+            RETURN 'results equal, but expected ' || expect || ', got ' || how;
+        END IF;
+    END IF;
+    RETURN 'ok';
+END
+$f$;
+
+-- which sort code holds memory in this backend right now (an open cursor's
+-- sort, say): 'tuplesort' if PostgreSQL's tuplesort does, 'compspill
+-- store' if a compspill sort holds its rows in a compressed store (a
+-- spilled sort read by position), 'compspill' if a compspill sort does,
+-- else 'none'
+CREATE FUNCTION cs_sort_holder()
+RETURNS text LANGUAGE sql AS $f$
+    SELECT CASE
+        WHEN bool_or(name = 'TupleSort main') THEN 'tuplesort'
+        WHEN bool_or(name = 'CompSpill store') THEN 'compspill store'
+        WHEN bool_or(name = 'CompSpill sort') THEN 'compspill'
+        ELSE 'none' END
+    FROM pg_backend_memory_contexts
 $f$;
 
 -- one digest of a query's output, with compspill.enabled as asked.

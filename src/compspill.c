@@ -114,6 +114,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("compspill");
 
 	CompSpillRegisterSortNode();
+	CompSpillRegisterMaterialNode();
 	CompSpillInstallPlannerHook();
 }
 

@@ -9,10 +9,13 @@
  * knows only the layer below it:
  *
  *	compspill.c		_PG_init: settings, planner hook, method registration
- *	planner.c		plan rewrite: Sort -> Custom Scan (CompSpill Sort)
- *	sortnode.c		CustomScan callbacks and EXPLAIN output
+ *	planner.c		plan rewrite: Sort and Material -> CompSpill nodes
+ *	sortnode.c		the CompSpill Sort CustomScan
+ *	materialnode.c	the CompSpill Material CustomScan
+ *	explain.c		EXPLAIN ANALYZE spill figures shared by the nodes
  *	sorter.c		in-memory sort, run formation
  *	merge.c			k-way merge of runs, planning of merge passes
+ *	store.c			rows kept in memory, then in one indexed run, by position
  *	run.c			the spill object; runs of framed, checksummed blocks
  *	blockcodec.c	N rows <-> column streams, sort-aware encodings
  *	compress.c		none / lz4 / zstd on byte buffers
@@ -47,8 +50,9 @@
 #define COMPSPILL_ALIGN_UP(x)	TYPEALIGN(COMPSPILL_ALIGN, (x))
 #define COMPSPILL_ALIGN_DOWN(x) TYPEALIGN_DOWN(COMPSPILL_ALIGN, (x))
 
-/* Name under which the CustomScan methods are registered */
+/* Names under which the CustomScan methods are registered */
 #define COMPSPILL_SORT_NAME		"CompSpill Sort"
+#define COMPSPILL_MATERIAL_NAME	"CompSpill Material"
 
 typedef enum CompSpillCodec
 {
@@ -306,6 +310,8 @@ extern void CompSpillFileBeginStream(CompSpillFile *file,
 extern char *CompSpillFileReserve(CompSpillFile *file, Size len);
 extern off_t CompSpillFileCommit(CompSpillFile *file, Size len);
 extern off_t CompSpillFileEndStream(CompSpillFile *file);
+extern off_t CompSpillFileStreamLength(CompSpillFile *file);
+extern off_t CompSpillFileFlush(CompSpillFile *file);
 extern void CompSpillFileEndWrites(CompSpillFile *file);
 extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
 								 off_t upto);
@@ -318,13 +324,23 @@ extern void CompSpillFileClose(CompSpillFile *file);
 typedef struct CompSpill CompSpill;
 typedef struct CompSpillRunReader CompSpillRunReader;
 
+/* Where a frame of an indexed run starts, and its first row */
+typedef struct CompSpillFrameRef
+{
+	int64		offset;			/* in the run's stream */
+	int64		first_row;		/* rows of the run before it */
+} CompSpillFrameRef;
+
 /* A run: a sequence of frames in a stream of the spill file */
 typedef struct CompSpillRun
 {
 	CompSpillExtents extents;	/* where its bytes are */
-	int64		len;			/* bytes of frames */
+	int64		len;			/* bytes of frames (flushed, while written) */
 	int64		nrows;
 	int64		nframes;
+	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
+	CompSpillFrameRef *index;
+	int64		index_cap;
 } CompSpillRun;
 
 extern CompSpill *CompSpillCreate(TupleDesc tupdesc,
@@ -335,7 +351,11 @@ extern CompSpill *CompSpillCreate(TupleDesc tupdesc,
 extern CompSpillFile *CompSpillGetFile(CompSpill *sp);
 extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
 extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunSync(CompSpill *sp);
+extern int64 CompSpillRunWritten(CompSpill *sp);
 extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
+extern void CompSpillRunCutFrame(CompSpill *sp);
 extern void CompSpillRunEnd(CompSpill *sp);
 extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillEndWrites(CompSpill *sp);
@@ -346,12 +366,49 @@ extern int64 CompSpillWriterHeld(CompSpill *sp);
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
+extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
+								int64 frame);
 extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
 extern Size CompSpillReaderMemory(Size raw_size, Size stored_size,
 								  Size fixed_size);
+
+/* store.c */
+typedef struct CompSpillStore CompSpillStore;
+
+/* A read position in a store or a sorted result, as tuplestore's */
+typedef struct CompSpillStorePos
+{
+	int64		current;		/* rows before the position */
+	bool		eof_reached;	/* a forward read found no more rows */
+} CompSpillStorePos;
+
+extern int64 CompSpillPosStep(CompSpillStorePos *pos, int64 nrows,
+							  bool forward);
+extern CompSpillStore *CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
+										   const CompSpillSettings *set,
+										   int npos);
+extern CompSpillStore *CompSpillStoreBeginOnSpill(CompSpill *sp,
+												  TupleDesc tupdesc,
+												  CompSpillStats *stats,
+												  int npos);
+extern void CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot,
+							  int active);
+extern void CompSpillStorePutValues(CompSpillStore *st, Datum *values,
+									bool *isnull);
+extern void CompSpillStoreEndWrites(CompSpillStore *st);
+extern bool CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
+							  TupleTableSlot *slot, bool copy);
+extern bool CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward);
+extern bool CompSpillStoreAtEOF(CompSpillStore *st, int ptr);
+extern void CompSpillStoreRewind(CompSpillStore *st, int ptr);
+extern void CompSpillStoreCopyPos(CompSpillStore *st, int from, int to);
+extern int64 CompSpillStoreRows(CompSpillStore *st);
+extern bool CompSpillStoreSpilled(CompSpillStore *st);
+extern CompSpillStats *CompSpillStoreStats(CompSpillStore *st);
+extern void CompSpillStoreEnd(CompSpillStore *st);
 
 /* merge.c */
 typedef struct CompSpillMerge CompSpillMerge;
@@ -361,11 +418,12 @@ extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
 										   TupleDesc tupdesc,
 										   SortSupport ssup, int nkeys,
 										   CompSpillRun *runs, int nruns,
-										   int64 allowed_mem,
+										   int64 allowed_mem, bool to_store,
 										   int64 (*used_mem) (void *),
 										   void *arg);
 extern bool CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot);
 extern void CompSpillMergeRewind(CompSpillMerge *m);
+extern void CompSpillMergeEnd(CompSpillMerge *m);
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;
@@ -379,6 +437,7 @@ typedef struct CompSpillSortSpec
 	bool	   *nulls_first;
 	double		est_rows;		/* the plan's estimate of the input */
 	int			est_width;
+	bool		random_access;	/* backward reads, mark and restore */
 } CompSpillSortSpec;
 
 extern CompSpillSorter *CompSpillSorterBegin(TupleDesc tupdesc,
@@ -388,8 +447,11 @@ extern CompSpillSorter *CompSpillSorterBegin(TupleDesc tupdesc,
 extern void CompSpillSorterPut(CompSpillSorter *sorter,
 							   TupleTableSlot *slot);
 extern void CompSpillSorterFinish(CompSpillSorter *sorter);
-extern TupleTableSlot *CompSpillSorterGet(CompSpillSorter *sorter);
+extern TupleTableSlot *CompSpillSorterGet(CompSpillSorter *sorter,
+										  bool forward);
 extern void CompSpillSorterRewind(CompSpillSorter *sorter);
+extern void CompSpillSorterMarkPos(CompSpillSorter *sorter);
+extern void CompSpillSorterRestorePos(CompSpillSorter *sorter);
 extern void CompSpillSorterEnd(CompSpillSorter *sorter);
 extern bool CompSpillSorterSpilled(CompSpillSorter *sorter);
 extern int64 CompSpillSorterSpaceUsed(CompSpillSorter *sorter);
@@ -401,5 +463,14 @@ extern void CompSpillInstallPlannerHook(void);
 /* sortnode.c */
 extern void CompSpillRegisterSortNode(void);
 extern Plan *CompSpillMakeSortNode(Sort *sort);
+
+/* materialnode.c */
+extern void CompSpillRegisterMaterialNode(void);
+extern Plan *CompSpillMakeMaterialNode(Material *mat);
+
+/* explain.c */
+struct ExplainState;
+extern void CompSpillExplainIndent(struct ExplainState *es);
+extern void CompSpillExplainSpill(CompSpillStats *st, struct ExplainState *es);
 
 #endif							/* COMPSPILL_H */

@@ -278,7 +278,7 @@ compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
 CompSpillMerge *
 CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 					SortSupport ssup, int nkeys, CompSpillRun *runs,
-					int nruns, int64 allowed_mem,
+					int nruns, int64 allowed_mem, bool to_store,
 					int64 (*used_mem) (void *), void *arg)
 {
 	CompSpillMerge *m;
@@ -323,7 +323,7 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	used = used_mem(arg) + map_reserve;
 	fanin = compspill_fanin(m, allowed_mem, used, held);
 	final_fanin = fanin;
-	if (m->nruns > fanin)
+	if (m->nruns > fanin && !to_store)
 	{
 		/* without the writer, the final merge can take a few more inputs */
 		final_fanin = Max(fanin,
@@ -386,13 +386,35 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 		stats->merge_passes++;
 	}
 
-	/* nothing is written from here on: the writer's memory goes to readers */
-	CompSpillEndWrites(sp);
-
-	/* the final merge streams to the caller */
+	/*
+	 * The final merge streams to the caller.  Unless the caller writes it
+	 * to a store, nothing is written from here on and the writer's memory
+	 * goes to the readers, which do not consume their runs so that the
+	 * merge can start again; a merge into a store consumes them.
+	 */
+	if (!to_store)
+		CompSpillEndWrites(sp);
 	stats->merge_passes++;
-	compspill_start_merge(m, m->runs, m->nruns, false);
+	compspill_start_merge(m, m->runs, m->nruns, to_store);
 	return m;
+}
+
+/*
+ * Free the merge's readers, once the final merge has been read to its end
+ * and its runs are not needed any more.
+ */
+void
+CompSpillMergeEnd(CompSpillMerge *m)
+{
+	for (int i = 0; i < m->nreaders; i++)
+		CompSpillReaderFree(m->readers[i]);
+	for (int i = 0; i < m->nruns; i++)
+		CompSpillRunRelease(m->sp, &m->runs[i]);
+	binaryheap_free(m->heap);
+	pfree(m->readers);
+	pfree(m->cur_values);
+	pfree(m->cur_isnull);
+	pfree(m);
 }
 
 /*

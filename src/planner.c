@@ -2,12 +2,13 @@
  *
  * planner.c
  *	  Plan rewrite: replace each Sort of a finished plan with a
- *	  "CompSpill Sort" CustomScan.
+ *	  "CompSpill Sort" CustomScan, and each Material with a "CompSpill
+ *	  Material".
  *
  * PostgreSQL offers no hook inside tuplesort, so compspill works on the
  * plan.  Its planner hook lets the previous hook (or the standard planner)
  * build the whole PlannedStmt, then walks the main plan tree and every
- * entry of the subplan list, replacing Sort nodes.
+ * entry of the subplan list, replacing Sort and Material nodes.
  *
  * One kind of Sort is left alone: a Sort that will be told a tuple bound
  * at run time.  A Limit node passes its bound down through a fixed set of
@@ -161,6 +162,8 @@ compspill_rewrite(Plan *plan, bool bounded)
 
 	if (IsA(plan, Sort) && !bounded)
 		return CompSpillMakeSortNode((Sort *) plan);
+	if (IsA(plan, Material))
+		return CompSpillMakeMaterialNode((Material *) plan);
 
 	return plan;
 }

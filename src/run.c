@@ -263,6 +263,41 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
 	CompSpillFileBeginStream(sp->file, &run->extents);
 }
 
+/*
+ * Start writing a new run that keeps an index of its frames, so that a
+ * reader can go straight to the frame holding a given row.
+ */
+void
+CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run)
+{
+	CompSpillRunBegin(sp, run);
+	run->index_cap = 64;
+	run->index = MemoryContextAlloc(sp->cxt,
+									sizeof(CompSpillFrameRef) * run->index_cap);
+}
+
+/*
+ * Make every frame of the run being written so far readable: write out
+ * what the file buffers and set the run's length to it.  Rows still in the
+ * encoder are not in a frame yet.
+ */
+void
+CompSpillRunSync(CompSpill *sp)
+{
+	Assert(sp->run != NULL);
+	sp->run->len = CompSpillFileFlush(sp->file);
+}
+
+/*
+ * Return the bytes of frames the run being written holds so far.
+ */
+int64
+CompSpillRunWritten(CompSpill *sp)
+{
+	Assert(sp->run != NULL);
+	return (int64) CompSpillFileStreamLength(sp->file);
+}
+
 /* Append one row to the run being written */
 void
 CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
@@ -274,6 +309,18 @@ CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
 
 	if (unlikely(CompSpillEncoderIsFull(sp->enc)))
 		compspill_emit_frame(sp);
+}
+
+/*
+ * Cut a frame of the rows put since the last one, if any, before the
+ * encoder would: a store keeps those rows in memory as well, and bounds
+ * them by their size in memory rather than by their encoded size.
+ */
+void
+CompSpillRunCutFrame(CompSpill *sp)
+{
+	Assert(sp->run != NULL);
+	compspill_emit_frame(sp);
 }
 
 /* Finish the run being written */
@@ -376,6 +423,7 @@ compspill_emit_frame(CompSpill *sp)
 	CompSpillFrameHeader hdr;
 	char	   *frame;
 	char	   *payload;
+	off_t		offset;
 
 	if (nrows == 0)
 		return;
@@ -453,8 +501,21 @@ compspill_emit_frame(CompSpill *sp)
 	hdr.crc = compspill_frame_crc(&hdr, payload);
 	memcpy(frame, &hdr, sizeof(hdr));
 
-	(void) CompSpillFileCommit(sp->file,
-							   COMPSPILL_FRAME_HEADER_SIZE + stored_len);
+	offset = CompSpillFileCommit(sp->file,
+								 COMPSPILL_FRAME_HEADER_SIZE + stored_len);
+	if (sp->run->index != NULL)
+	{
+		CompSpillRun *run = sp->run;
+
+		if (run->nframes >= run->index_cap)
+		{
+			run->index_cap *= 2;
+			run->index = repalloc_huge(run->index,
+									   sizeof(CompSpillFrameRef) * run->index_cap);
+		}
+		run->index[run->nframes].offset = (int64) offset;
+		run->index[run->nframes].first_row = run->nrows - nrows;
+	}
 	sp->run->nframes++;
 
 	sp->max_raw = Max(sp->max_raw, rawlen);
@@ -589,6 +650,27 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 }
 
 /*
+ * Position the reader at the given frame of an indexed run, which may still
+ * be growing (CompSpillRunSync must have made the frame readable), without
+ * consuming it.  The read window is kept when the run is the same: bytes
+ * of a run below its length do not change.
+ */
+void
+CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
+{
+	Assert(run->index != NULL && frame >= 0 && frame < run->nframes);
+	if (r->run != run)
+	{
+		r->rbuf_len = 0;
+		r->rbuf_off = 0;
+	}
+	r->run = run;
+	r->consume = false;
+	r->pos = (off_t) run->index[frame].offset;
+	r->blk.nrows = r->blk.row = 0;
+}
+
+/*
  * Return the next row of the run as pointers into the decoded block, valid
  * until the next call; return false at the end of the run.
  */
@@ -692,8 +774,12 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 							start + (off_t) keep, r->rbuf + keep,
 							want - keep, need);
 
+	/*
+	 * Past the run's end lies zero padding, or, in a run still being
+	 * written, bytes that may not be final: they are not kept.
+	 */
 	r->rbuf_off = start;
-	r->rbuf_len = keep + got;
+	r->rbuf_len = Min(keep + got, (Size) Max(r->run->len - start, 0));
 
 	/* nothing below the window is read again */
 	if (r->consume)

@@ -39,7 +39,12 @@
  * tuplesort does.
  *
  * Rewinding is always possible: the in-memory array stays, and the final
- * merge can be restarted from the start of its runs.
+ * merge can be restarted from the start of its runs.  A sort asked for
+ * random access (backward reads, mark and restore: merge join inners,
+ * scrollable cursors) reads its in-memory array by position, or, once
+ * spilled, writes its final merge into a store (store.c) on its own spill
+ * and reads that by position: one more write of the compressed rows, as
+ * tuplesort's random-access final merge makes.
  *
  * IDENTIFICATION
  *	  src/sorter.c
@@ -76,7 +81,8 @@ typedef enum CompSpillSorterStatus
 {
 	COMPSPILL_LOADING,			/* accepting rows */
 	COMPSPILL_SORTED_IN_MEMORY, /* all rows sorted in the array */
-	COMPSPILL_FINAL_MERGE		/* streaming the final merge */
+	COMPSPILL_FINAL_MERGE,		/* streaming the final merge */
+	COMPSPILL_SORTED_IN_STORE	/* the final merge written to a store */
 } CompSpillSorterStatus;
 
 struct CompSpillSorter
@@ -89,6 +95,7 @@ struct CompSpillSorter
 	CompSpillSettings settings; /* captured at executor start */
 	double		est_rows;		/* the plan's estimate of the input */
 	int			est_width;
+	bool		random_access;	/* backward reads, mark and restore */
 
 	/* sort keys */
 	int			nkeys;
@@ -112,7 +119,8 @@ struct CompSpillSorter
 	int			memtupsize;
 	bool		growmemtuples;
 	int64		abbrev_next;	/* when to consider aborting abbreviation */
-	int			current;		/* next row to return when in memory */
+	CompSpillStorePos pos;		/* read position in memory */
+	CompSpillStorePos markpos;	/* marked position in memory */
 
 	/* spilling */
 	CompSpill  *spill;
@@ -121,8 +129,9 @@ struct CompSpillSorter
 	int			runs_cap;
 	CompSpillStats stats;
 
-	/* merging */
+	/* merging, and with random access the merged rows */
 	CompSpillMerge *merge;
+	CompSpillStore *store;
 
 	TupleTableSlot *minslot;	/* rows of the in-memory sort */
 	TupleTableSlot *virtslot;	/* rows of the final merge */
@@ -382,6 +391,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->settings = *set;
 	s->est_rows = spec->est_rows;
 	s->est_width = spec->est_width;
+	s->random_access = spec->random_access;
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	s->tuple_block = Min(Max(s->allowed_mem / 16, 4096),
@@ -631,6 +641,37 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 }
 
 /*
+ * Write the final merge into a store on the sort's spill, for random
+ * access: its runs are consumed as it goes, so the file still holds one
+ * copy of the rows.
+ */
+static void
+compspill_merge_to_store(CompSpillSorter *s)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
+	int64		n = 0;
+
+	s->store = CompSpillStoreBeginOnSpill(s->spill, s->tupdesc, &s->stats, 2);
+	MemoryContextSwitchTo(oldcxt);
+
+	while (CompSpillMergeNext(s->merge, s->virtslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		CompSpillStorePutValues(s->store, s->virtslot->tts_values,
+								s->virtslot->tts_isnull);
+		if ((++n & 0xFFFF) == 0)
+			(void) compspill_measure(s);
+	}
+	ExecClearTuple(s->virtslot);
+	(void) compspill_measure(s);
+	CompSpillMergeEnd(s->merge);
+	s->merge = NULL;
+	CompSpillStoreEndWrites(s->store);
+	compspill_measure(s);
+	s->status = COMPSPILL_SORTED_IN_STORE;
+}
+
+/*
  * All rows are in: sort them in memory, or write the last run and merge.
  */
 void
@@ -643,7 +684,8 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	if (s->spill == NULL)
 	{
 		compspill_sort_memtuples(s);
-		s->current = 0;
+		s->pos.current = 0;
+		s->pos.eof_reached = false;
 		s->status = COMPSPILL_SORTED_IN_MEMORY;
 		compspill_measure(s);
 		return;
@@ -664,32 +706,49 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	oldcxt = MemoryContextSwitchTo(s->maincxt);
 	s->merge = CompSpillMergeBegin(s->spill, &s->stats, s->tupdesc, s->ssup,
 								   s->nkeys, s->runs, s->nruns,
-								   s->allowed_mem, compspill_measure_cb, s);
+								   s->allowed_mem, s->random_access,
+								   compspill_measure_cb, s);
 	s->runs = NULL;
 	MemoryContextSwitchTo(oldcxt);
 	compspill_measure(s);
 	s->status = COMPSPILL_FINAL_MERGE;
+
+	if (s->random_access)
+		compspill_merge_to_store(s);
 }
 
 /*
- * Return the next row in sort order, or NULL at the end.  The slot's
- * contents stay valid until the next call.
+ * Return the next row in sort order, or going backward (only with random
+ * access) the one before the row returned last, as tuplesort does; NULL
+ * when there is none.  The slot's contents stay valid until the next call.
  */
 TupleTableSlot *
-CompSpillSorterGet(CompSpillSorter *s)
+CompSpillSorterGet(CompSpillSorter *s, bool forward)
 {
-	if (s->status == COMPSPILL_SORTED_IN_MEMORY)
-	{
-		if (s->current >= s->memtupcount)
-			return NULL;
-		return ExecStoreMinimalTuple(s->memtuples[s->current++].tuple,
-									 s->minslot, false);
-	}
+	int64		row;
 
-	Assert(s->status == COMPSPILL_FINAL_MERGE);
-	if (!CompSpillMergeNext(s->merge, s->virtslot))
-		return NULL;
-	return s->virtslot;
+	switch (s->status)
+	{
+		case COMPSPILL_SORTED_IN_MEMORY:
+			row = CompSpillPosStep(&s->pos, s->memtupcount, forward);
+			if (row < 0)
+				return NULL;
+			return ExecStoreMinimalTuple(s->memtuples[row].tuple,
+										 s->minslot, false);
+		case COMPSPILL_SORTED_IN_STORE:
+			if (!CompSpillStoreGet(s->store, 0, forward, s->minslot, false))
+				return NULL;
+			return s->minslot;
+		case COMPSPILL_FINAL_MERGE:
+			if (!forward)
+				elog(ERROR, "compspill sort was not started for backward scans");
+			if (!CompSpillMergeNext(s->merge, s->virtslot))
+				return NULL;
+			return s->virtslot;
+		default:
+			elog(ERROR, "compspill sort has not finished loading");
+	}
+	return NULL;				/* keep compiler quiet */
 }
 
 /*
@@ -699,12 +758,45 @@ void
 CompSpillSorterRewind(CompSpillSorter *s)
 {
 	if (s->status == COMPSPILL_SORTED_IN_MEMORY)
-		s->current = 0;
+	{
+		s->pos.current = 0;
+		s->pos.eof_reached = false;
+	}
+	else if (s->status == COMPSPILL_SORTED_IN_STORE)
+		CompSpillStoreRewind(s->store, 0);
 	else if (s->status == COMPSPILL_FINAL_MERGE)
 	{
 		ExecClearTuple(s->virtslot);
 		CompSpillMergeRewind(s->merge);
 	}
+}
+
+/*
+ * Remember the read position (random access only).
+ */
+void
+CompSpillSorterMarkPos(CompSpillSorter *s)
+{
+	if (s->status == COMPSPILL_SORTED_IN_MEMORY)
+		s->markpos = s->pos;
+	else if (s->status == COMPSPILL_SORTED_IN_STORE)
+		CompSpillStoreCopyPos(s->store, 0, 1);
+	else
+		elog(ERROR, "compspill sort was not started for mark and restore");
+}
+
+/*
+ * Go back to the position remembered last (random access only).
+ */
+void
+CompSpillSorterRestorePos(CompSpillSorter *s)
+{
+	if (s->status == COMPSPILL_SORTED_IN_MEMORY)
+		s->pos = s->markpos;
+	else if (s->status == COMPSPILL_SORTED_IN_STORE)
+		CompSpillStoreCopyPos(s->store, 1, 0);
+	else
+		elog(ERROR, "compspill sort was not started for mark and restore");
 }
 
 /*
@@ -715,6 +807,8 @@ CompSpillSorterEnd(CompSpillSorter *s)
 {
 	ExecDropSingleTupleTableSlot(s->minslot);
 	ExecDropSingleTupleTableSlot(s->virtslot);
+	if (s->store)
+		CompSpillStoreEnd(s->store);
 	if (s->spill)
 		CompSpillEnd(s->spill);
 	MemoryContextDelete(s->maincxt);

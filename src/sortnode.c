@@ -10,11 +10,15 @@
  * as plain lists so that the node survives copyObject and nodeToString.
  *
  * At run time the node drains its child into a CompSpillSorter and returns
- * the sorted rows.  Two cases go to PostgreSQL's own tuplesort instead:
- * when the parent asked for mark/restore or backward scans (merge join
- * inners, scrollable cursors), which the compspill format does not offer
- * yet, and when compspill.enabled was turned off after the plan was made
- * (a cached plan keeps the node).
+ * the sorted rows, forward, or in any direction with mark and restore when
+ * the parent asked for them (merge join inners, scrollable cursors).  Only
+ * when compspill.enabled was turned off after the plan was made (a cached
+ * plan keeps the node) does it sort with PostgreSQL's own tuplesort.
+ *
+ * A rescan behaves as native Sort's: the sorted rows are read again only
+ * when the parent said it would rescan (EXEC_FLAG_REWIND) or may move
+ * backward or restore; otherwise the child is read and sorted again, so
+ * that a volatile child gives fresh rows.
  *
  * The sorter hands out rows either in a minimal-tuple slot (in-memory sort)
  * or in a virtual slot whose values point into a decoded block (merge), so
@@ -46,7 +50,7 @@ typedef struct CompSpillSortState
 	CompSpillSortSpec spec;		/* sort keys, from custom_private */
 	CompSpillSettings settings; /* captured at executor start */
 	bool		use_tuplesort;	/* sort with PostgreSQL's tuplesort */
-	bool		ts_random_access;	/* tuplesort may rewind and seek */
+	bool		random_access;	/* rewind, backward, mark: keep the rows */
 	bool		sort_done;		/* input consumed and sorted */
 	CompSpillSorter *sorter;	/* compspill path */
 	Tuplesortstate *tuplesort;	/* tuplesort path */
@@ -188,14 +192,15 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 	CompSpillCaptureSettings(&state->settings);
 
 	/*
-	 * Mark/restore and backward scans need random access, which only
-	 * tuplesort offers for now.  A cached plan may also outlive a change of
-	 * compspill.enabled, which is honoured here.
+	 * A cached plan may outlive a change of compspill.enabled, which is
+	 * honoured here.  Backward scans and mark/restore need the sorted rows
+	 * by position; a rewind only needs them kept.
 	 */
-	state->use_tuplesort = !compspill_enabled ||
-		(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	state->ts_random_access =
+	state->use_tuplesort = !compspill_enabled;
+	state->random_access =
 		(eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	state->spec.random_access =
+		(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 
 	/* the child is read once, forward, as under a native Sort */
 	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
@@ -239,7 +244,7 @@ compspill_do_sort(CompSpillSortState *state)
 												spec->collations,
 												spec->nulls_first, work_mem,
 												NULL,
-												state->ts_random_access ?
+												state->random_access ?
 												TUPLESORT_RANDOMACCESS :
 												TUPLESORT_NONE);
 		for (;;)
@@ -292,7 +297,8 @@ compspill_exec(CustomScanState *node)
 		return state->ts_slot;
 	}
 
-	slot = CompSpillSorterGet(state->sorter);
+	slot = CompSpillSorterGet(state->sorter,
+							  ScanDirectionIsForward(node->ss.ps.state->es_direction));
 	if (slot == NULL)
 		return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
 	return slot;
@@ -338,8 +344,9 @@ compspill_end(CustomScanState *node)
 }
 
 /*
- * Rescan: rewind the sorted output, or sort again if the child's
- * parameters changed.
+ * Rescan: rewind the sorted output if the parent said it would rescan or
+ * move around in it, else sort again, as native Sort does; sort again
+ * whenever the child's parameters changed.
  */
 static void
 compspill_rescan(CustomScanState *node)
@@ -354,15 +361,12 @@ compspill_rescan(CustomScanState *node)
 	if (state->ts_slot)
 		ExecClearTuple(state->ts_slot);
 
-	if (outer->chgParam != NULL)
-	{
-		/* the input changes; the child rescans on its next call */
-		compspill_release(state);
-	}
-	else if (state->use_tuplesort && !state->ts_random_access)
+	if (outer->chgParam != NULL || !state->random_access)
 	{
 		compspill_release(state);
-		ExecReScan(outer);
+		/* with new parameters, the child rescans itself on its next call */
+		if (outer->chgParam == NULL)
+			ExecReScan(outer);
 	}
 	else if (state->use_tuplesort)
 		tuplesort_rescan(state->tuplesort);
@@ -371,31 +375,31 @@ compspill_rescan(CustomScanState *node)
 }
 
 /*
- * Mark the current position (tuplesort path only).
+ * Mark the current position.
  */
 static void
 compspill_mark(CustomScanState *node)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
 
-	if (!state->use_tuplesort)
-		elog(ERROR, "compspill sort was not started for mark/restore");
 	if (state->tuplesort)
 		tuplesort_markpos(state->tuplesort);
+	else if (state->sorter)
+		CompSpillSorterMarkPos(state->sorter);
 }
 
 /*
- * Return to the marked position (tuplesort path only).
+ * Return to the marked position.
  */
 static void
 compspill_restore(CustomScanState *node)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
 
-	if (!state->use_tuplesort)
-		elog(ERROR, "compspill sort was not started for mark/restore");
 	if (state->tuplesort)
 		tuplesort_restorepos(state->tuplesort);
+	else if (state->sorter)
+		CompSpillSorterRestorePos(state->sorter);
 }
 
 /*
@@ -480,16 +484,6 @@ compspill_explain_keys(CompSpillSortState *state, List *ancestors,
 }
 
 /*
- * Indent a new line of text-format EXPLAIN output to the current level.
- */
-static void
-compspill_explain_indent(ExplainState *es)
-{
-	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
-		appendStringInfoSpaces(es->str, es->indent * 2);
-}
-
-/*
  * Print how the tuplesort fallback sorted, as a native Sort does.
  */
 static void
@@ -500,7 +494,7 @@ compspill_explain_tuplesort(TuplesortInstrumentation *ts, ExplainState *es)
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		compspill_explain_indent(es);
+		CompSpillExplainIndent(es);
 		appendStringInfo(es->str, "Sort Method: %s  %s: " INT64_FORMAT "kB  (tuplesort)\n",
 						 method, spacetype, ts->spaceUsed);
 	}
@@ -514,90 +508,37 @@ compspill_explain_tuplesort(TuplesortInstrumentation *ts, ExplainState *es)
 }
 
 /*
- * Print the compspill sorter's method, memory and spill figures.
+ * Print the compspill sorter's method and memory, then its spill figures.
  */
 static void
 compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 						 ExplainState *es)
 {
 	int64		mem_kb = (space + 1023) / 1024;
-	int64		in_kb = (st->bytes_in + 1023) / 1024;
 	int64		written_kb = (st->bytes_written + 1023) / 1024;
-	int64		file_kb = (st->file_size + 1023) / 1024;
-	int64		runs_kb = (st->bytes_written_runs + 1023) / 1024;
-	double		ratio = st->bytes_written_runs > 0 ?
-		(double) st->bytes_in / (double) st->bytes_written_runs : 0.0;
-	double		write_ms = INSTR_TIME_GET_MILLISEC(st->write_time);
-	double		read_ms = INSTR_TIME_GET_MILLISEC(st->read_time);
-	const char *codec = CompSpillCodecName(st->codec);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		compspill_explain_indent(es);
+		CompSpillExplainIndent(es);
 		if (!spilled)
-		{
 			appendStringInfo(es->str, "Sort Method: quicksort  Memory: " INT64_FORMAT "kB\n",
 							 mem_kb);
-			return;
-		}
-		appendStringInfo(es->str,
-						 "Sort Method: external merge  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
-						 mem_kb, written_kb);
-		compspill_explain_indent(es);
-		appendStringInfo(es->str,
-						 "Spill: codec=%s  direct I/O=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
-						 codec, st->dio_active ? "on" : "off", st->nruns,
-						 st->merge_passes, st->rows_spilled);
-		compspill_explain_indent(es);
-		appendStringInfo(es->str,
-						 "Spill Bytes: before encoding=" INT64_FORMAT "kB  written=" INT64_FORMAT "kB  ratio=%.2f\n",
-						 in_kb, written_kb, ratio);
-		compspill_explain_indent(es);
-		appendStringInfo(es->str,
-						 "Spill Frames: none=" INT64_FORMAT "  lz4=" INT64_FORMAT "  zstd=" INT64_FORMAT "  stored raw=" INT64_FORMAT "  block size=%zukB\n",
-						 st->frames_by_codec[COMPSPILL_CODEC_NONE],
-						 st->frames_by_codec[COMPSPILL_CODEC_LZ4],
-						 st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
-						 st->frames_raw, st->block_size / 1024);
-		compspill_explain_indent(es);
-		appendStringInfo(es->str,
-						 "Spill File: peak=" INT64_FORMAT "kB  run formation wrote=" INT64_FORMAT "kB\n",
-						 file_kb, runs_kb);
-		compspill_explain_indent(es);
-		appendStringInfo(es->str,
-						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
-						 write_ms, read_ms);
-		return;
+		else
+			appendStringInfo(es->str,
+							 "Sort Method: external merge  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
+							 mem_kb, written_kb);
 	}
-
-	ExplainPropertyText("Sort Method", spilled ? "external merge" : "quicksort",
-						es);
-	ExplainPropertyInteger("Sort Space Used", "kB",
-						   spilled ? written_kb : mem_kb, es);
-	ExplainPropertyText("Sort Space Type", spilled ? "Disk" : "Memory", es);
-	ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
-	if (!spilled)
-		return;
-	ExplainPropertyText("Spill Codec", codec, es);
-	ExplainPropertyBool("Direct I/O", st->dio_active, es);
-	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);
-	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
-	ExplainPropertyInteger("Rows Spilled", NULL, st->rows_spilled, es);
-	ExplainPropertyInteger("Bytes Before Encoding", "kB", in_kb, es);
-	ExplainPropertyInteger("Bytes Written", "kB", written_kb, es);
-	ExplainPropertyFloat("Compression Ratio", NULL, ratio, 2, es);
-	ExplainPropertyInteger("Frames None", NULL,
-						   st->frames_by_codec[COMPSPILL_CODEC_NONE], es);
-	ExplainPropertyInteger("Frames LZ4", NULL,
-						   st->frames_by_codec[COMPSPILL_CODEC_LZ4], es);
-	ExplainPropertyInteger("Frames Zstd", NULL,
-						   st->frames_by_codec[COMPSPILL_CODEC_ZSTD], es);
-	ExplainPropertyInteger("Frames Stored Raw", NULL, st->frames_raw, es);
-	ExplainPropertyInteger("Block Size", "kB", st->block_size / 1024, es);
-	ExplainPropertyInteger("Temp File Peak", "kB", file_kb, es);
-	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
-	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
-	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+	else
+	{
+		ExplainPropertyText("Sort Method", spilled ? "external merge" : "quicksort",
+							es);
+		ExplainPropertyInteger("Sort Space Used", "kB",
+							   spilled ? written_kb : mem_kb, es);
+		ExplainPropertyText("Sort Space Type", spilled ? "Disk" : "Memory", es);
+		ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
+	}
+	if (spilled)
+		CompSpillExplainSpill(st, es);
 }
 
 /*

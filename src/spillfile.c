@@ -745,6 +745,53 @@ CompSpillFileEndStream(CompSpillFile *file)
 }
 
 /*
+ * Return the bytes committed to the current stream so far.
+ */
+off_t
+CompSpillFileStreamLength(CompSpillFile *file)
+{
+	Assert(file->cur != NULL);
+	return file->buf_offset + (off_t) file->buffered;
+}
+
+/*
+ * Write out everything committed to the current stream so far, the partial
+ * last page zero-padded, so that a reader can read every committed byte
+ * while the stream goes on growing (a store read back as it is written).
+ * The partial page stays buffered and is written again, completed, later;
+ * the committed bytes in it do not change.  Return the stream's length.
+ */
+off_t
+CompSpillFileFlush(CompSpillFile *file)
+{
+	Size		flushable = COMPSPILL_ALIGN_DOWN(file->buffered);
+	Size		padded = COMPSPILL_ALIGN_UP(file->buffered);
+	off_t		len = file->buf_offset + (off_t) file->buffered;
+
+	Assert(file->cur != NULL);
+	Assert(padded <= file->bufsize);
+
+	if (file->buffered == 0)
+		return len;
+
+	if (padded > file->buffered)
+		memset(file->buf + file->buffered, 0, padded - file->buffered);
+	compspill_write_stream(file, file->buf, padded, file->buf_offset);
+
+	/* full pages are done with; the partial one moves to the front */
+	if (flushable > 0)
+	{
+		Size		tail = file->buffered - flushable;
+
+		if (tail > 0)
+			memmove(file->buf, file->buf + flushable, tail);
+		file->buf_offset += flushable;
+		file->buffered = tail;
+	}
+	return len;
+}
+
+/*
  * Free the write buffer, for a phase that only reads; the next stream
  * allocates it again.
  */

@@ -1,0 +1,108 @@
+/*-------------------------------------------------------------------------
+ *
+ * explain.c
+ *	  EXPLAIN ANALYZE output shared by the CompSpill nodes: the spill
+ *	  figures of one operation.
+ *
+ * Every node that spills through compspill (the sort, the material node)
+ * prints its own first line, the way the native node would (Sort Method,
+ * Storage), and then the same spill figures from its CompSpillStats, in
+ * text as a few "Spill ..." lines and in the structured formats as
+ * properties with the same names in every node.
+ *
+ * IDENTIFICATION
+ *	  src/explain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+
+#include "compspill.h"
+
+/*
+ * Indent a new line of text-format EXPLAIN output to the current level.
+ */
+void
+CompSpillExplainIndent(ExplainState *es)
+{
+	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
+		appendStringInfoSpaces(es->str, es->indent * 2);
+}
+
+/* Round a byte count up to kB */
+static inline int64
+compspill_kb(int64 bytes)
+{
+	return (bytes + 1023) / 1024;
+}
+
+/*
+ * Print the spill figures of an operation that went to disk: codec, runs
+ * and passes, bytes before and after encoding, frames by codec, the temp
+ * file's peak and the time spent in I/O.
+ */
+void
+CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
+{
+	int64		in_kb = compspill_kb(st->bytes_in);
+	int64		written_kb = compspill_kb(st->bytes_written);
+	int64		file_kb = compspill_kb(st->file_size);
+	int64		runs_kb = compspill_kb(st->bytes_written_runs);
+	double		ratio = st->bytes_written_runs > 0 ?
+		(double) st->bytes_in / (double) st->bytes_written_runs : 0.0;
+	double		write_ms = INSTR_TIME_GET_MILLISEC(st->write_time);
+	double		read_ms = INSTR_TIME_GET_MILLISEC(st->read_time);
+	const char *codec = CompSpillCodecName(st->codec);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill: codec=%s  direct I/O=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
+						 codec, st->dio_active ? "on" : "off", st->nruns,
+						 st->merge_passes, st->rows_spilled);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill Bytes: before encoding=" INT64_FORMAT "kB  written=" INT64_FORMAT "kB  ratio=%.2f\n",
+						 in_kb, written_kb, ratio);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill Frames: none=" INT64_FORMAT "  lz4=" INT64_FORMAT "  zstd=" INT64_FORMAT "  stored raw=" INT64_FORMAT "  block size=%zukB\n",
+						 st->frames_by_codec[COMPSPILL_CODEC_NONE],
+						 st->frames_by_codec[COMPSPILL_CODEC_LZ4],
+						 st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
+						 st->frames_raw, st->block_size / 1024);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill File: peak=" INT64_FORMAT "kB  run formation wrote=" INT64_FORMAT "kB\n",
+						 file_kb, runs_kb);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
+						 write_ms, read_ms);
+		return;
+	}
+
+	ExplainPropertyText("Spill Codec", codec, es);
+	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);
+	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
+	ExplainPropertyInteger("Rows Spilled", NULL, st->rows_spilled, es);
+	ExplainPropertyInteger("Bytes Before Encoding", "kB", in_kb, es);
+	ExplainPropertyInteger("Bytes Written", "kB", written_kb, es);
+	ExplainPropertyFloat("Compression Ratio", NULL, ratio, 2, es);
+	ExplainPropertyInteger("Frames None", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_NONE], es);
+	ExplainPropertyInteger("Frames LZ4", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_LZ4], es);
+	ExplainPropertyInteger("Frames Zstd", NULL,
+						   st->frames_by_codec[COMPSPILL_CODEC_ZSTD], es);
+	ExplainPropertyInteger("Frames Stored Raw", NULL, st->frames_raw, es);
+	ExplainPropertyInteger("Block Size", "kB", st->block_size / 1024, es);
+	ExplainPropertyInteger("Temp File Peak", "kB", file_kb, es);
+	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
+	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
+	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+}

@@ -1,0 +1,677 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.c
+ *	  The tuplestore path: rows kept in memory while they fit in work_mem,
+ *	  then in one growing, compressed, indexed run, read back by position.
+ *
+ * A CompSpillStore keeps rows in the order they are put and gives any of
+ * them back by row number.  Readers move through it with read positions
+ * that behave as tuplestore's read pointers: a position lies between rows,
+ * a forward read returns the row after it, a backward read the row before
+ * the one returned last, and a position that found the end going forward
+ * returns the last row going backward.  Material nodes read their store
+ * while they are still filling it (the child is read lazily), so writes
+ * and reads interleave freely.
+ *
+ * In memory the rows are minimal tuples in a generation context, as
+ * tuplestore keeps them.  When they outgrow work_mem, all of them are
+ * encoded into one run of the store's spill object (run.c), in blocks,
+ * and freed; from then on every row put goes to the run's encoder.  The
+ * run keeps an index of its frames (where each starts, and its first row),
+ * so that a row number leads to one frame: reading any row decodes at most
+ * one block, which is kept as minimal tuples for the rows around it
+ * (backward scans, mark and restore, nested-loop rescans all read blocks
+ * in turn).  Rows put since the last frame was cut are still in the
+ * encoder, unreadable, so the store keeps those few in memory as well (the
+ * tail), and also the rows of the frame cut last: a merge join restores
+ * to a mark a little behind the rows it reads, which is then served from
+ * memory.  Older frames the writer still buffers are written out before
+ * they are read (CompSpillRunSync), the partial page included; it is
+ * written again, completed, later.
+ *
+ * A sort that must give random access (merge join inners, scrollable
+ * cursors) writes its final merge into a store built on the sort's own
+ * spill object (CompSpillStoreBeginOnSpill): the rows go straight to an
+ * indexed run in the space the merge inputs give back, and are read back
+ * by position once all are in.
+ *
+ * IDENTIFICATION
+ *	  src/store.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "compspill.h"
+
+/* initial size of the in-memory row array */
+#define COMPSPILL_STORE_INITIAL_ROWS	1024
+
+/* smallest block and write buffer a store uses */
+#define COMPSPILL_STORE_MIN_BLOCK		(4 * 1024)
+#define COMPSPILL_STORE_MIN_WRITE		(8 * 1024)
+
+/* Rows kept in memory in a context of their own */
+typedef struct CompSpillRowList
+{
+	MemoryContext cxt;
+	MinimalTuple *rows;
+	int64		n;
+	int64		cap;
+} CompSpillRowList;
+
+struct CompSpillStore
+{
+	MemoryContext cxt;			/* owns everything of the store */
+	TupleDesc	tupdesc;
+	int64		allowed_mem;	/* work_mem, bytes */
+	int64		spill_reserve;	/* memory the store needs once spilled */
+	CompSpillSettings set;
+	CompSpillStats own_stats;	/* when the store spills on its own */
+	CompSpillStats *stats;		/* the figures it adds to */
+	int64		nrows;			/* rows put */
+	bool		writing;		/* rows may still be put */
+
+	/* read positions */
+	CompSpillStorePos *pos;
+	int			npos;
+
+	/* in memory: rows [0, nrows) */
+	MemoryContext tuplecxt;
+	MinimalTuple *memtuples;	/* NULL once spilled */
+	int64		memtupsize;
+
+	/*
+	 * Spilled: rows [0, nframed) in frames of run, the rest in the tail;
+	 * the rows of the frame cut last, from prev_first on, kept as well.
+	 */
+	CompSpill  *sp;
+	bool		own_sp;			/* created here, ended here */
+	CompSpillRun run;
+	int64		nframed;
+	int64		synced_frames;	/* frames made readable */
+	Size		block_size;		/* in-memory bytes of rows per frame */
+	Size		frame_bytes;	/* of the rows since the last frame cut */
+	CompSpillRowList tail;
+	CompSpillRowList prev;
+	int64		prev_first;
+	TupleTableSlot *putslot;	/* deforms rows put as minimal tuples */
+
+	/* the block loaded for reading, as minimal tuples */
+	CompSpillRunReader *reader;
+	MemoryContext blkcxt;
+	int64		blk_first;		/* its first row, or -1 */
+	int			blk_nrows;
+	MinimalTuple *blk_rows;
+	int			blk_cap;
+};
+
+/*
+ * Move a read position one row forward or backward over nrows rows and
+ * return the number of the row it passes, or -1 when there is none; the
+ * semantics of tuplestore's and tuplesort's read positions.
+ */
+int64
+CompSpillPosStep(CompSpillStorePos *pos, int64 nrows, bool forward)
+{
+	if (forward)
+	{
+		if (pos->eof_reached)
+			return -1;
+		if (pos->current < nrows)
+			return pos->current++;
+		pos->eof_reached = true;
+		return -1;
+	}
+
+	/* at the end, backward returns the last row, else the one before */
+	if (pos->eof_reached)
+	{
+		pos->current = nrows;
+		pos->eof_reached = false;
+	}
+	else
+	{
+		if (pos->current <= 0)
+			return -1;
+		pos->current--;
+	}
+	if (pos->current <= 0)
+		return -1;
+	return pos->current - 1;
+}
+
+static Size compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
+										Size *write_size, Size *extent_size);
+
+/*
+ * Create the parts common to both kinds of store, in a new context under
+ * CurrentMemoryContext.
+ */
+static CompSpillStore *
+compspill_store_create(TupleDesc tupdesc, int npos)
+{
+	MemoryContext cxt;
+	CompSpillStore *st;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill store",
+								ALLOCSET_SMALL_SIZES);
+	st = MemoryContextAllocZero(cxt, sizeof(CompSpillStore));
+	st->cxt = cxt;
+	st->tupdesc = tupdesc;
+	st->writing = true;
+	st->npos = Max(npos, 1);
+	st->pos = MemoryContextAllocZero(cxt, sizeof(CompSpillStorePos) * st->npos);
+	st->blk_first = -1;
+	st->blkcxt = AllocSetContextCreate(cxt, "CompSpill store block",
+									   ALLOCSET_DEFAULT_SIZES);
+	return st;
+}
+
+/*
+ * Start a store of rows of tupdesc with npos read positions, holding rows
+ * in memory within work_mem_kb and spilling with the given settings.
+ */
+CompSpillStore *
+CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
+					const CompSpillSettings *set, int npos)
+{
+	CompSpillStore *st = compspill_store_create(tupdesc, npos);
+
+	st->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
+	st->set = *set;
+	st->stats = &st->own_stats;
+	st->stats->codec = set->codec;
+	st->stats->dio_requested = set->dio;
+	st->tuplecxt = GenerationContextCreate(st->cxt, "CompSpill store rows",
+										   0, 8192,
+										   Min(Max(st->allowed_mem / 16, 8192),
+											   (int64) ALLOCSET_DEFAULT_MAXSIZE));
+	st->spill_reserve = compspill_store_spill_sizes(st, NULL, NULL, NULL);
+	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
+	st->memtuples = MemoryContextAlloc(st->cxt,
+									   sizeof(MinimalTuple) * st->memtupsize);
+	return st;
+}
+
+/*
+ * Start a store whose rows go straight to a new indexed run of an existing
+ * spill object, adding to its figures: the output of a sort's final merge
+ * when the sort must give random access.  The spill stays the caller's.
+ */
+CompSpillStore *
+CompSpillStoreBeginOnSpill(CompSpill *sp, TupleDesc tupdesc,
+						   CompSpillStats *stats, int npos)
+{
+	CompSpillStore *st = compspill_store_create(tupdesc, npos);
+
+	st->stats = stats;
+	st->sp = sp;
+	st->own_sp = false;
+	CompSpillRunBeginIndexed(sp, &st->run);
+	return st;
+}
+
+/*
+ * Keep the most the store's contexts hold as its peak, when the store's
+ * figures are its own (a sort's store is measured by the sort).
+ */
+static void
+compspill_store_measure(CompSpillStore *st)
+{
+	int64		held;
+
+	if (st->stats != &st->own_stats)
+		return;
+	held = MemoryContextMemAllocated(st->cxt, true);
+	if (held > st->stats->peak_mem)
+		st->stats->peak_mem = held;
+}
+
+/*
+ * Give the read positions other than active that stood at the end a
+ * place before the row about to be put, as tuplestore does: they will
+ * read it next.
+ */
+static void
+compspill_store_reopen_positions(CompSpillStore *st, int active)
+{
+	for (int i = 0; i < st->npos; i++)
+	{
+		if (i != active && st->pos[i].eof_reached)
+		{
+			st->pos[i].eof_reached = false;
+			st->pos[i].current = st->nrows;
+		}
+	}
+}
+
+/*
+ * Make an empty row list in a new context under cxt.
+ */
+static void
+compspill_rowlist_init(CompSpillRowList *list, MemoryContext cxt)
+{
+	list->cxt = AllocSetContextCreate(cxt, "CompSpill store tail",
+									  ALLOCSET_DEFAULT_SIZES);
+	list->cap = 256;
+	list->rows = MemoryContextAlloc(cxt, sizeof(MinimalTuple) * list->cap);
+	list->n = 0;
+}
+
+/*
+ * Append a copy of tup, made in the list's context, to the list.
+ */
+static void
+compspill_rowlist_add(CompSpillRowList *list, MinimalTuple tup)
+{
+	MemoryContext oldcxt;
+
+	if (list->n >= list->cap)
+	{
+		list->cap *= 2;
+		list->rows = repalloc_huge(list->rows, sizeof(MinimalTuple) * list->cap);
+	}
+	oldcxt = MemoryContextSwitchTo(list->cxt);
+	list->rows[list->n++] = heap_copy_minimal_tuple(tup);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Add a row, rowsize bytes in memory, to the run's encoder, and cut a
+ * frame once the rows since the last one take a block in memory (the
+ * encoder alone would let them take several times that: it counts encoded
+ * bytes, and the store keeps a frame's rows in memory, in its tail and in
+ * the block read back).  When a frame is cut, every row put so far is in
+ * a frame: the tail's rows become the rows of the frame cut last, and the
+ * ones kept before are freed.  Return whether a frame was cut.
+ */
+static bool
+compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
+						Size rowsize)
+{
+	int64		frames = st->run.nframes;
+	CompSpillRowList swap;
+
+	CompSpillRunPut(st->sp, values, isnull);
+	st->stats->rows_spilled++;
+	st->frame_bytes += rowsize;
+	if (st->run.nframes == frames && st->frame_bytes >= st->block_size)
+		CompSpillRunCutFrame(st->sp);
+	if (st->run.nframes == frames)
+		return false;
+	st->frame_bytes = 0;
+
+	if (st->tail.cxt != NULL)
+	{
+		MemoryContextReset(st->prev.cxt);
+		st->prev.n = 0;
+		swap = st->prev;
+		st->prev = st->tail;
+		st->tail = swap;
+		st->prev_first = st->nframed;
+	}
+	st->nframed = st->run.nrows;
+	st->stats->bytes_written_runs = CompSpillRunWritten(st->sp);
+	compspill_store_measure(st);
+	return true;
+}
+
+/*
+ * The memory a store needs besides its rows once it spills: the writer
+ * (encoder, scratch and write buffer), the tail, and the block read back.
+ */
+static Size
+compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
+							Size *write_size, Size *extent_size)
+{
+	Size		block;
+	Size		write;
+	Size		extent;
+
+	block = Min(st->set.block_size, (Size) st->allowed_mem / 16);
+	block = TYPEALIGN(1024, Max(block, COMPSPILL_STORE_MIN_BLOCK));
+	write = Min(st->set.write_size, (Size) st->allowed_mem / 16);
+	write = COMPSPILL_ALIGN_UP(Max(write, COMPSPILL_STORE_MIN_WRITE));
+	extent = COMPSPILL_ALIGN_DOWN(Min((Size) st->allowed_mem / 64,
+									  (Size) 256 * 1024));
+	extent = Max(extent, COMPSPILL_ALIGN);
+
+	if (block_size)
+		*block_size = block;
+	if (write_size)
+		*write_size = write;
+	if (extent_size)
+		*extent_size = extent;
+	return CompSpillWriterMemory(block, write) + 3 * block;
+}
+
+/*
+ * The rows outgrew memory: create the spill object, encode every row held
+ * into the store's run, and free them.  Rows after the last frame cut stay
+ * in memory as the tail.
+ */
+static void
+compspill_store_spill(CompSpillStore *st)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(st->cxt);
+	Size		block_size;
+	Size		write_size;
+	Size		extent_size;
+	int64		i;
+	int64		freed = 0;
+
+	(void) compspill_store_spill_sizes(st, &block_size, &write_size,
+									   &extent_size);
+	st->sp = CompSpillCreate(st->tupdesc, &st->set, st->stats, block_size,
+							 write_size, extent_size);
+	st->own_sp = true;
+	st->block_size = block_size;
+	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
+	CompSpillRunBeginIndexed(st->sp, &st->run);
+	st->stats->nruns = 1;
+	MemoryContextSwitchTo(oldcxt);
+
+	/* rows in frames are freed as they go, so memory does not double */
+	for (i = 0; i < st->nrows; i++)
+	{
+		MinimalTuple tup = st->memtuples[i];
+
+		CHECK_FOR_INTERRUPTS();
+		ExecStoreMinimalTuple(tup, st->putslot, false);
+		slot_getallattrs(st->putslot);
+		st->stats->bytes_in += tup->t_len;
+		if (compspill_store_put_run(st, st->putslot->tts_values,
+									st->putslot->tts_isnull,
+									GetMemoryChunkSpace(tup)))
+		{
+			ExecClearTuple(st->putslot);
+			for (int64 j = freed; j < st->nframed; j++)
+				pfree(st->memtuples[j]);
+			freed = st->nframed;
+		}
+	}
+	ExecClearTuple(st->putslot);
+
+	/* the rows not in a frame yet are kept; from now on, every row put */
+	compspill_rowlist_init(&st->tail, st->cxt);
+	compspill_rowlist_init(&st->prev, st->cxt);
+	st->prev_first = st->nframed;
+	for (i = st->nframed; i < st->nrows; i++)
+		compspill_rowlist_add(&st->tail, st->memtuples[i]);
+
+	compspill_store_measure(st);
+	pfree(st->memtuples);
+	st->memtuples = NULL;
+	st->memtupsize = 0;
+	MemoryContextDelete(st->tuplecxt);
+	st->tuplecxt = NULL;
+	compspill_store_measure(st);
+}
+
+/*
+ * Add the row in slot to the store.  Read positions other than active
+ * that stood at the end will read it next.
+ */
+void
+CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
+{
+	MemoryContext oldcxt;
+	Size		rowsize;
+
+	Assert(st->writing);
+	compspill_store_reopen_positions(st, active);
+
+	if (st->memtuples != NULL)
+	{
+		int64		held;
+
+		if (st->nrows >= st->memtupsize)
+		{
+			st->memtupsize *= 2;
+			st->memtuples = repalloc_huge(st->memtuples,
+										  sizeof(MinimalTuple) * st->memtupsize);
+		}
+		oldcxt = MemoryContextSwitchTo(st->tuplecxt);
+		st->memtuples[st->nrows++] = ExecCopySlotMinimalTuple(slot);
+		MemoryContextSwitchTo(oldcxt);
+
+		held = (int64) st->tuplecxt->mem_allocated +
+			(int64) (sizeof(MinimalTuple) * st->memtupsize);
+		if (held > st->stats->peak_mem && st->stats == &st->own_stats)
+			st->stats->peak_mem = held;
+		if (held + st->spill_reserve > st->allowed_mem)
+			compspill_store_spill(st);
+		return;
+	}
+
+	/* spilled: the tail keeps a copy, the encoder takes the row */
+	{
+		bool		shouldfree;
+		MinimalTuple tup = ExecFetchSlotMinimalTuple(slot, &shouldfree);
+
+		compspill_rowlist_add(&st->tail, tup);
+		st->stats->bytes_in += tup->t_len;
+		rowsize = GetMemoryChunkSpace(st->tail.rows[st->tail.n - 1]);
+		if (shouldfree)
+			pfree(tup);
+	}
+	slot_getallattrs(slot);
+	st->nrows++;
+	(void) compspill_store_put_run(st, slot->tts_values, slot->tts_isnull,
+								   rowsize);
+}
+
+/*
+ * Add a row given as datums to a store built on a sort's spill.
+ */
+void
+CompSpillStorePutValues(CompSpillStore *st, Datum *values, bool *isnull)
+{
+	Assert(st->writing && !st->own_sp && st->memtuples == NULL);
+	st->nrows++;
+	CompSpillRunPut(st->sp, values, isnull);
+}
+
+/*
+ * No more rows will be put: cut the last frame and free the writer.  Only
+ * for a store built on a sort's spill, whose rows are all put before any
+ * is read.
+ */
+void
+CompSpillStoreEndWrites(CompSpillStore *st)
+{
+	Assert(st->writing && !st->own_sp);
+	CompSpillRunEnd(st->sp);
+	st->nframed = st->run.nrows;
+	st->writing = false;
+	CompSpillEndWrites(st->sp);
+}
+
+/*
+ * Decode the frame holding the given row (which is in a frame) into the
+ * block of minimal tuples read back.
+ */
+static void
+compspill_store_load(CompSpillStore *st, int64 row)
+{
+	CompSpillRun *run = &st->run;
+	int64		lo = 0;
+	int64		hi = run->nframes - 1;
+	int64		first;
+	int64		end;
+	int			n;
+	MemoryContext oldcxt;
+
+	Assert(row < st->nframed && run->nframes > 0);
+
+	/* the last frame whose first row is at most row */
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi + 1) / 2;
+
+		if (run->index[mid].first_row <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	first = run->index[lo].first_row;
+	end = lo + 1 < run->nframes ? run->index[lo + 1].first_row : st->nframed;
+	n = (int) (end - first);
+
+	/* a frame the writer still buffers goes to the file first */
+	if (st->writing && lo >= st->synced_frames)
+	{
+		CompSpillRunSync(st->sp);
+		st->synced_frames = run->nframes;
+	}
+
+	if (st->reader == NULL)
+	{
+		oldcxt = MemoryContextSwitchTo(st->cxt);
+		st->reader = CompSpillReaderCreate(st->sp);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	CompSpillReaderSeek(st->reader, run, lo);
+
+	MemoryContextReset(st->blkcxt);
+	st->blk_first = -1;
+	oldcxt = MemoryContextSwitchTo(st->blkcxt);
+	st->blk_rows = palloc(sizeof(MinimalTuple) * n);
+	for (int i = 0; i < n; i++)
+	{
+		Datum	   *values;
+		bool	   *isnull;
+
+		if (!CompSpillReaderNext(st->reader, &values, &isnull))
+			elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
+				 (long long) lo, i, n);
+		st->blk_rows[i] = heap_form_minimal_tuple(st->tupdesc, values, isnull);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	st->blk_first = first;
+	st->blk_nrows = n;
+	compspill_store_measure(st);
+}
+
+/*
+ * Return the given row as a minimal tuple owned by the store, valid until
+ * the store is next used.
+ */
+static MinimalTuple
+compspill_store_row(CompSpillStore *st, int64 row)
+{
+	Assert(row >= 0 && row < st->nrows);
+
+	if (st->memtuples != NULL)
+		return st->memtuples[row];
+	if (row >= st->nframed)
+		return st->tail.rows[row - st->nframed];
+	if (row >= st->prev_first && row < st->prev_first + st->prev.n)
+		return st->prev.rows[row - st->prev_first];
+	if (st->blk_first < 0 || row < st->blk_first ||
+		row >= st->blk_first + st->blk_nrows)
+		compspill_store_load(st, row);
+	return st->blk_rows[row - st->blk_first];
+}
+
+/*
+ * Move read position ptr one row forward or backward and put the row it
+ * passes in slot (a minimal-tuple slot), copied when copy is set, else
+ * valid until the store is next used; return false, with the slot
+ * cleared, when there is no such row.
+ */
+bool
+CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
+				  TupleTableSlot *slot, bool copy)
+{
+	int64		row = CompSpillPosStep(&st->pos[ptr], st->nrows, forward);
+	MinimalTuple tup;
+
+	if (row < 0)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	tup = compspill_store_row(st, row);
+	if (copy)
+		ExecStoreMinimalTuple(heap_copy_minimal_tuple(tup), slot, true);
+	else
+		ExecStoreMinimalTuple(tup, slot, false);
+	return true;
+}
+
+/*
+ * Move read position ptr one row without reading it; return false when
+ * there is no such row.
+ */
+bool
+CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward)
+{
+	return CompSpillPosStep(&st->pos[ptr], st->nrows, forward) >= 0;
+}
+
+/* Has read position ptr found the end going forward? */
+bool
+CompSpillStoreAtEOF(CompSpillStore *st, int ptr)
+{
+	return st->pos[ptr].eof_reached;
+}
+
+/* Move read position ptr back to the first row */
+void
+CompSpillStoreRewind(CompSpillStore *st, int ptr)
+{
+	st->pos[ptr].current = 0;
+	st->pos[ptr].eof_reached = false;
+}
+
+/* Set read position to to where read position from is */
+void
+CompSpillStoreCopyPos(CompSpillStore *st, int from, int to)
+{
+	st->pos[to] = st->pos[from];
+}
+
+/* Return the number of rows put */
+int64
+CompSpillStoreRows(CompSpillStore *st)
+{
+	return st->nrows;
+}
+
+/* Has the store gone to disk? */
+bool
+CompSpillStoreSpilled(CompSpillStore *st)
+{
+	return st->sp != NULL && st->own_sp;
+}
+
+/* Return the store's figures */
+CompSpillStats *
+CompSpillStoreStats(CompSpillStore *st)
+{
+	compspill_store_measure(st);
+	return st->stats;
+}
+
+/*
+ * Release everything: the temp file if the store made one, its buffers and
+ * rows.
+ */
+void
+CompSpillStoreEnd(CompSpillStore *st)
+{
+	if (st->putslot)
+		ExecDropSingleTupleTableSlot(st->putslot);
+	if (st->reader)
+		CompSpillReaderFree(st->reader);
+	if (st->own_sp)
+		CompSpillEnd(st->sp);
+	MemoryContextDelete(st->cxt);
+}
