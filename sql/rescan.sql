@@ -70,5 +70,18 @@ RESET enable_material;
 -- the recursive part of a recursive CTE is rescanned at each step
 SELECT compare_sorted('WITH RECURSIVE r(n, x) AS (SELECT 1, 0 UNION ALL SELECT n + 1, (SELECT v FROM (SELECT v, id FROM ri ORDER BY v DESC, id OFFSET 0) s WHERE s.id % 100 = r.n LIMIT 1) FROM r WHERE n < 8) SELECT * FROM r ORDER BY n', 'spill');
 
+-- a rescan without EXEC_FLAG_REWIND and without a changed parameter below
+-- the Sort (a nested loop's lateral side, the parameter only in a filter
+-- above it) sorts the child again, as native Sort does, so a volatile
+-- child gives fresh values for every outer row
+CREATE SEQUENCE rs;
+SELECT plan_shape('SELECT ro.id, min(l.v), max(l.v), count(*) FROM ro, LATERAL (SELECT v FROM (SELECT v, g FROM (SELECT nextval(''rs'') AS v, g FROM ri OFFSET 0) s0 ORDER BY g, v) s WHERE ro.id > 0 OFFSET 0) l GROUP BY ro.id ORDER BY ro.id');
+SELECT setval('rs', 1, false) IS NOT NULL AS reset;
+SELECT md5_exec_with('SELECT ro.id, min(l.v), max(l.v), count(*) FROM ro, LATERAL (SELECT v FROM (SELECT v, g FROM (SELECT nextval(''rs'') AS v, g FROM ri OFFSET 0) s0 ORDER BY g, v) s WHERE ro.id > 0 OFFSET 0) l GROUP BY ro.id ORDER BY ro.id', false) AS native_fresh \gset
+SELECT setval('rs', 1, false) IS NOT NULL AS reset;
+SELECT md5_exec_with('SELECT ro.id, min(l.v), max(l.v), count(*) FROM ro, LATERAL (SELECT v FROM (SELECT v, g FROM (SELECT nextval(''rs'') AS v, g FROM ri OFFSET 0) s0 ORDER BY g, v) s WHERE ro.id > 0 OFFSET 0) l GROUP BY ro.id ORDER BY ro.id', true) = :'native_fresh' AS fresh_rows_same;
+SELECT last_value = 12 * 30000 AS child_read_per_outer_row FROM rs;
+DROP SEQUENCE rs;
+
 RESET work_mem;
 DROP TABLE ro, ri;
