@@ -46,7 +46,7 @@ SET enable_hashjoin = off;
 SET enable_nestloop = off;
 SET enable_material = off;
 SELECT plan_shape('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id');
-SELECT compare_sorted('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id');
+SELECT compare_sorted('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id', 'spill');
 RESET enable_hashjoin;
 RESET enable_nestloop;
 RESET enable_material;
