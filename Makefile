@@ -7,6 +7,7 @@ OBJS = \
 	src/planner.o \
 	src/sortnode.o \
 	src/materialnode.o \
+	src/ctenode.o \
 	src/explain.o \
 	src/sorter.o \
 	src/store.o \
@@ -22,7 +23,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql
 
-REGRESS = setup types collate_icu toast tuples plans rescan material dml cursors prepared parallel explain settings codecs multipass tempfiles memory upgrade
+REGRESS = setup types collate_icu toast tuples plans rescan material cte dml cursors prepared parallel explain settings codecs multipass tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

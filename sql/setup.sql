@@ -96,40 +96,53 @@ RETURNS text LANGUAGE sql AS $f$
     FROM cs_nodes(cs_analyze_json(query)) n
 $f$;
 
--- all CompSpill Material nodes of an analyzed plan, outermost first
-CREATE FUNCTION cs_material_nodes(j jsonb)
+-- all nodes of an analyzed plan made by the given CompSpill provider
+-- ('CompSpill Material', 'CompSpill CTE Scan'), outermost first
+CREATE FUNCTION cs_provider_nodes(j jsonb, provider text)
 RETURNS SETOF jsonb LANGUAGE sql AS $f$
-    SELECT jsonb_path_query(j, 'strict $.** ? (@."Custom Plan Provider" == "CompSpill Material")')
+    SELECT jsonb_path_query(j, 'strict $.** ? (@."Custom Plan Provider" == $p)',
+                            jsonb_build_object('p', provider))
 $f$;
 
--- how the CompSpill Material nodes of a query kept their rows (with
--- compspill.enabled as asked when the query runs): 'fallback'
--- if one of them used PostgreSQL's tuplestore, 'spill' if one of them
--- wrote a compressed run, 'memory' if all that kept rows kept them in
--- memory, 'none' if no CompSpill Material kept rows
-CREATE FUNCTION cs_material_mode(query text, enabled bool DEFAULT true)
+CREATE FUNCTION cs_material_nodes(j jsonb)
+RETURNS SETOF jsonb LANGUAGE sql AS $f$
+    SELECT cs_provider_nodes(j, 'CompSpill Material')
+$f$;
+
+-- how the stores of a query's CompSpill Material or CTE Scan nodes kept
+-- their rows (with compspill.enabled as asked when the query runs):
+-- 'fallback' if one of them used PostgreSQL's tuplestore, 'spill' if one
+-- of them wrote a compressed run, 'memory' if all that kept rows kept them
+-- in memory, 'none' if none kept rows
+CREATE FUNCTION cs_store_mode(query text, provider text, enabled bool DEFAULT true)
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
         WHEN bool_or(n ? 'Tuplestore Fallback') THEN 'fallback'
         WHEN bool_or(n->>'Storage' = 'Disk' AND n ? 'Spill Codec') THEN 'spill'
         WHEN bool_or(n->>'Storage' = 'Memory') THEN 'memory'
         ELSE 'none' END
-    FROM cs_material_nodes(cs_analyze_json(query, 'COSTS OFF, TIMING OFF, SUMMARY OFF', enabled)) n
+    FROM cs_provider_nodes(cs_analyze_json(query, 'COSTS OFF, TIMING OFF, SUMMARY OFF', enabled), provider) n
 $f$;
 
--- cs_check for CompSpill Material: the plan must have one, native and
--- compspill outputs (as a multiset unless mode says otherwise) must be
--- equal, and with expect the Materials must have kept their rows that way
-CREATE FUNCTION compare_material(query text, expect text DEFAULT NULL,
-                                 mode text DEFAULT 'multiset')
+CREATE FUNCTION cs_material_mode(query text, enabled bool DEFAULT true)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT cs_store_mode(query, 'CompSpill Material', enabled)
+$f$;
+
+-- cs_check for the store nodes: the plan must have one of the provider's
+-- nodes, native and compspill outputs (as a multiset unless mode says
+-- otherwise) must be equal, and with expect the stores must have kept
+-- their rows that way
+CREATE FUNCTION compare_store(query text, provider text, expect text DEFAULT NULL,
+                              mode text DEFAULT 'multiset')
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     native text;
     comp text;
     how text;
 BEGIN
-    IF position('CompSpill Material' IN cs_plan(query)) = 0 THEN
-        RETURN 'no CompSpill Material in the plan';
+    IF position(provider IN cs_plan(query)) = 0 THEN
+        RETURN 'no ' || provider || ' in the plan';
     END IF;
     native := cs_digest(query, false, mode);
     BEGIN
@@ -141,13 +154,25 @@ BEGIN
         RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
     END IF;
     IF expect IS NOT NULL THEN
-        how := cs_material_mode(query);
+        how := cs_store_mode(query, provider);
         IF how <> expect THEN
             RETURN 'results equal, but expected ' || expect || ', got ' || how;
         END IF;
     END IF;
     RETURN 'ok';
 END
+$f$;
+
+CREATE FUNCTION compare_material(query text, expect text DEFAULT NULL,
+                                 mode text DEFAULT 'multiset')
+RETURNS text LANGUAGE sql AS $f$
+    SELECT compare_store(query, 'CompSpill Material', expect, mode)
+$f$;
+
+CREATE FUNCTION compare_cte(query text, expect text DEFAULT NULL,
+                            mode text DEFAULT 'multiset')
+RETURNS text LANGUAGE sql AS $f$
+    SELECT compare_store(query, 'CompSpill CTE Scan', expect, mode)
 $f$;
 
 -- which sort code holds memory in this backend right now (an open cursor's

@@ -115,6 +115,7 @@ _PG_init(void)
 
 	CompSpillRegisterSortNode();
 	CompSpillRegisterMaterialNode();
+	CompSpillRegisterCteNode();
 	CompSpillInstallPlannerHook();
 }
 

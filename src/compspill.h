@@ -12,6 +12,7 @@
  *	planner.c		plan rewrite: Sort and Material -> CompSpill nodes
  *	sortnode.c		the CompSpill Sort CustomScan
  *	materialnode.c	the CompSpill Material CustomScan
+ *	ctenode.c		the CompSpill CTE Scan CustomScan: shared CTE stores
  *	explain.c		EXPLAIN ANALYZE spill figures shared by the nodes
  *	sorter.c		in-memory sort, run formation
  *	merge.c			k-way merge of runs, planning of merge passes
@@ -53,6 +54,7 @@
 /* Names under which the CustomScan methods are registered */
 #define COMPSPILL_SORT_NAME		"CompSpill Sort"
 #define COMPSPILL_MATERIAL_NAME	"CompSpill Material"
+#define COMPSPILL_CTE_NAME		"CompSpill CTE Scan"
 
 typedef enum CompSpillCodec
 {
@@ -404,7 +406,9 @@ extern bool CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
 extern bool CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward);
 extern bool CompSpillStoreAtEOF(CompSpillStore *st, int ptr);
 extern void CompSpillStoreRewind(CompSpillStore *st, int ptr);
+extern int	CompSpillStoreAllocPos(CompSpillStore *st);
 extern void CompSpillStoreCopyPos(CompSpillStore *st, int from, int to);
+extern int	CompSpillStorePositions(CompSpillStore *st);
 extern int64 CompSpillStoreRows(CompSpillStore *st);
 extern bool CompSpillStoreSpilled(CompSpillStore *st);
 extern CompSpillStats *CompSpillStoreStats(CompSpillStore *st);
@@ -468,9 +472,15 @@ extern Plan *CompSpillMakeSortNode(Sort *sort);
 extern void CompSpillRegisterMaterialNode(void);
 extern Plan *CompSpillMakeMaterialNode(Material *mat);
 
+/* ctenode.c */
+extern void CompSpillRegisterCteNode(void);
+extern Plan *CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt);
+
 /* explain.c */
 struct ExplainState;
 extern void CompSpillExplainIndent(struct ExplainState *es);
 extern void CompSpillExplainSpill(CompSpillStats *st, struct ExplainState *es);
+extern void CompSpillExplainStore(bool spilled, CompSpillStats *st,
+								  struct ExplainState *es);
 
 #endif							/* COMPSPILL_H */

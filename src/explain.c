@@ -4,9 +4,9 @@
  *	  EXPLAIN ANALYZE output shared by the CompSpill nodes: the spill
  *	  figures of one operation.
  *
- * Every node that spills through compspill (the sort, the material node)
- * prints its own first line, the way the native node would (Sort Method,
- * Storage), and then the same spill figures from its CompSpillStats, in
+ * Every node that spills through compspill (the sort, the material node,
+ * the CTE scan) prints its own first line, the way the native node would
+ * (Sort Method, Storage), and then the same spill figures from its CompSpillStats, in
  * text as a few "Spill ..." lines and in the structured formats as
  * properties with the same names in every node.
  *
@@ -105,4 +105,34 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
 	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
 	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+}
+
+/*
+ * Print where a store (a Material's, a CTE's) kept its rows and, when they
+ * went to disk, the spill figures.
+ */
+void
+CompSpillExplainStore(bool spilled, CompSpillStats *st, ExplainState *es)
+{
+	int64		mem_kb = compspill_kb(st->peak_mem);
+	int64		written_kb = compspill_kb(st->bytes_written);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		CompSpillExplainIndent(es);
+		if (!spilled)
+			appendStringInfo(es->str, "Storage: Memory  Memory: " INT64_FORMAT "kB\n",
+							 mem_kb);
+		else
+			appendStringInfo(es->str,
+							 "Storage: Disk  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
+							 mem_kb, written_kb);
+	}
+	else
+	{
+		ExplainPropertyText("Storage", spilled ? "Disk" : "Memory", es);
+		ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
+	}
+	if (spilled)
+		CompSpillExplainSpill(st, es);
 }

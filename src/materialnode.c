@@ -387,36 +387,6 @@ compspill_material_restore(CustomScanState *node)
 }
 
 /*
- * Print where the rows were kept and, when they spilled, the spill figures.
- */
-static void
-compspill_material_explain_store(bool spilled, CompSpillStats *st,
-								 ExplainState *es)
-{
-	int64		mem_kb = (st->peak_mem + 1023) / 1024;
-	int64		written_kb = (st->bytes_written + 1023) / 1024;
-
-	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		CompSpillExplainIndent(es);
-		if (!spilled)
-			appendStringInfo(es->str, "Storage: Memory  Memory: " INT64_FORMAT "kB\n",
-							 mem_kb);
-		else
-			appendStringInfo(es->str,
-							 "Storage: Disk  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
-							 mem_kb, written_kb);
-	}
-	else
-	{
-		ExplainPropertyText("Storage", spilled ? "Disk" : "Memory", es);
-		ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
-	}
-	if (spilled)
-		CompSpillExplainSpill(st, es);
-}
-
-/*
  * EXPLAIN ANALYZE: how the rows were kept (the tuplestore path prints
  * nothing, as native Material does not).
  */
@@ -437,10 +407,8 @@ compspill_material_explain(CustomScanState *node,
 		return;
 	}
 	if (state->store)
-		compspill_material_explain_store(CompSpillStoreSpilled(state->store),
-										 CompSpillStoreStats(state->store),
-										 es);
+		CompSpillExplainStore(CompSpillStoreSpilled(state->store),
+							  CompSpillStoreStats(state->store), es);
 	else if (state->have_last)
-		compspill_material_explain_store(state->last_spilled,
-										 &state->last_stats, es);
+		CompSpillExplainStore(state->last_spilled, &state->last_stats, es);
 }

@@ -2,13 +2,15 @@
  *
  * planner.c
  *	  Plan rewrite: replace each Sort of a finished plan with a
- *	  "CompSpill Sort" CustomScan, and each Material with a "CompSpill
- *	  Material".
+ *	  "CompSpill Sort" CustomScan, each Material with a "CompSpill
+ *	  Material" and each CTE Scan with a "CompSpill CTE Scan".
  *
  * PostgreSQL offers no hook inside tuplesort, so compspill works on the
  * plan.  Its planner hook lets the previous hook (or the standard planner)
  * build the whole PlannedStmt, then walks the main plan tree and every
- * entry of the subplan list, replacing Sort and Material nodes.
+ * entry of the subplan list, replacing Sort, Material and CTE Scan nodes.
+ * All the CTE Scans of a CTE share one store, so they are all replaced;
+ * recursive CTEs' work table scans stay native.
  *
  * One kind of Sort is left alone: a Sort that will be told a tuple bound
  * at run time.  A Limit node passes its bound down through a fixed set of
@@ -30,8 +32,9 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 
-static Plan *compspill_rewrite(Plan *plan, bool bounded);
-static List *compspill_rewrite_list(List *plans, bool bounded);
+static Plan *compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded);
+static List *compspill_rewrite_list(PlannedStmt *stmt, List *plans,
+									 bool bounded);
 
 /*
  * Plan the query as usual, then rewrite the sorts of the finished plan.
@@ -53,9 +56,9 @@ compspill_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (!compspill_enabled)
 		return stmt;
 
-	stmt->planTree = compspill_rewrite(stmt->planTree, false);
+	stmt->planTree = compspill_rewrite(stmt, stmt->planTree, false);
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = compspill_rewrite((Plan *) lfirst(lc), false);
+		lfirst(lc) = compspill_rewrite(stmt, (Plan *) lfirst(lc), false);
 
 	return stmt;
 }
@@ -64,12 +67,12 @@ compspill_planner(Query *parse, const char *query_string, int cursorOptions,
  * Rewrite each plan of a list in place and return the list.
  */
 static List *
-compspill_rewrite_list(List *plans, bool bounded)
+compspill_rewrite_list(PlannedStmt *stmt, List *plans, bool bounded)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = compspill_rewrite((Plan *) lfirst(lc), bounded);
+		lfirst(lc) = compspill_rewrite(stmt, (Plan *) lfirst(lc), bounded);
 	return plans;
 }
 
@@ -80,7 +83,7 @@ compspill_rewrite_list(List *plans, bool bounded)
  * at run time.
  */
 static Plan *
-compspill_rewrite(Plan *plan, bool bounded)
+compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 {
 	bool		child_bounded = false;
 
@@ -109,7 +112,7 @@ compspill_rewrite(Plan *plan, bool bounded)
 				Append	   *append = (Append *) plan;
 
 				append->appendplans =
-					compspill_rewrite_list(append->appendplans, bounded);
+					compspill_rewrite_list(stmt, append->appendplans, bounded);
 				break;
 			}
 		case T_MergeAppend:
@@ -117,14 +120,14 @@ compspill_rewrite(Plan *plan, bool bounded)
 				MergeAppend *mappend = (MergeAppend *) plan;
 
 				mappend->mergeplans =
-					compspill_rewrite_list(mappend->mergeplans, bounded);
+					compspill_rewrite_list(stmt, mappend->mergeplans, bounded);
 				break;
 			}
 		case T_SubqueryScan:
 			{
 				SubqueryScan *sscan = (SubqueryScan *) plan;
 
-				sscan->subplan = compspill_rewrite(sscan->subplan,
+				sscan->subplan = compspill_rewrite(stmt, sscan->subplan,
 												   bounded &&
 												   plan->qual == NIL);
 				break;
@@ -133,7 +136,7 @@ compspill_rewrite(Plan *plan, bool bounded)
 			{
 				BitmapAnd  *band = (BitmapAnd *) plan;
 
-				band->bitmapplans = compspill_rewrite_list(band->bitmapplans,
+				band->bitmapplans = compspill_rewrite_list(stmt, band->bitmapplans,
 														   false);
 				break;
 			}
@@ -141,7 +144,7 @@ compspill_rewrite(Plan *plan, bool bounded)
 			{
 				BitmapOr   *bor = (BitmapOr *) plan;
 
-				bor->bitmapplans = compspill_rewrite_list(bor->bitmapplans,
+				bor->bitmapplans = compspill_rewrite_list(stmt, bor->bitmapplans,
 														  false);
 				break;
 			}
@@ -149,7 +152,7 @@ compspill_rewrite(Plan *plan, bool bounded)
 			{
 				CustomScan *cscan = (CustomScan *) plan;
 
-				cscan->custom_plans = compspill_rewrite_list(cscan->custom_plans,
+				cscan->custom_plans = compspill_rewrite_list(stmt, cscan->custom_plans,
 															 false);
 				break;
 			}
@@ -157,13 +160,15 @@ compspill_rewrite(Plan *plan, bool bounded)
 			break;
 	}
 
-	plan->lefttree = compspill_rewrite(plan->lefttree, child_bounded);
-	plan->righttree = compspill_rewrite(plan->righttree, false);
+	plan->lefttree = compspill_rewrite(stmt, plan->lefttree, child_bounded);
+	plan->righttree = compspill_rewrite(stmt, plan->righttree, false);
 
 	if (IsA(plan, Sort) && !bounded)
 		return CompSpillMakeSortNode((Sort *) plan);
 	if (IsA(plan, Material))
 		return CompSpillMakeMaterialNode((Material *) plan);
+	if (IsA(plan, CteScan))
+		return CompSpillMakeCteNode((CteScan *) plan, stmt);
 
 	return plan;
 }

@@ -1,0 +1,483 @@
+/*-------------------------------------------------------------------------
+ *
+ * ctenode.c
+ *	  The "CompSpill CTE Scan" CustomScan: the scans of a materialized CTE
+ *	  sharing one compressed store.
+ *
+ * A materialized CTE is computed once by its own subplan and read by any
+ * number of CTE Scan nodes.  PostgreSQL lets the first of them to start (the
+ * leader) create a tuplestore and publish itself in the executor parameter
+ * slot the plan reserves for the CTE; the others find it there and add a
+ * read pointer of their own.  Whichever scan reads past the end of what is
+ * stored pulls the next row from the CTE's subplan and stores it, so the
+ * subplan runs only as far as some scan needs.
+ *
+ * This node does the same with a CompSpillStore: every CTE Scan of the plan
+ * is replaced, the first to start keeps the store and its own read
+ * position, the others add theirs, and rows beyond work_mem go to one
+ * compressed run.  Since every scan of a CTE reads the same store, all of
+ * them must be replaced together, which the plan rewrite does (the main
+ * plan and every subplan).  With compspill.enabled off at executor start,
+ * the leader makes a PostgreSQL tuplestore instead and the scans read that.
+ *
+ * A CTE Scan is a scan node: its quals and targetlist refer to the CTE's
+ * columns as Vars of its range table entry.  A CustomScan that scans no
+ * relation reads its tuples through custom_scan_tlist, so the node gets one
+ * entry per column of the CTE's output and its quals and targetlist refer
+ * to them as INDEX_VAR; the original Vars stay in custom_scan_tlist, which
+ * is how EXPLAIN still prints the CTE's alias.
+ *
+ * IDENTIFICATION
+ *	  src/ctenode.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "compspill.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/tuplestore.h"
+
+typedef struct CompSpillCteState
+{
+	CustomScanState css;		/* must be first */
+	int			eflags;
+	int			cte_plan_id;	/* the CTE's subplan, 1-based */
+	int			cte_param;		/* the executor parameter it is known by */
+	Index		cte_rti;		/* the range table entry scanned */
+	PlanState  *cteplanstate;	/* the CTE's subplan */
+	struct CompSpillCteState *leader;	/* the scan holding the store */
+	int			readptr;		/* this scan's read position */
+	TupleTableSlot *slot;		/* rows read: minimal tuples */
+
+	/* the leader's */
+	CompSpillSettings settings;
+	bool		use_tuplestore; /* compspill.enabled was off at start */
+	CompSpillStore *store;
+	Tuplestorestate *tstore;
+	bool		eof_cte;		/* the subplan has returned its last row */
+	int			npos;			/* read positions handed out */
+	bool		have_last;		/* figures of a cleared store */
+	bool		last_spilled;
+	CompSpillStats last_stats;
+} CompSpillCteState;
+
+static Node *compspill_cte_create_state(CustomScan *cscan);
+static void compspill_cte_begin(CustomScanState *node, EState *estate,
+								int eflags);
+static TupleTableSlot *compspill_cte_exec(CustomScanState *node);
+static void compspill_cte_end(CustomScanState *node);
+static void compspill_cte_rescan(CustomScanState *node);
+static void compspill_cte_explain(CustomScanState *node, List *ancestors,
+								  ExplainState *es);
+
+static const CustomScanMethods compspill_cte_scan_methods = {
+	.CustomName = COMPSPILL_CTE_NAME,
+	.CreateCustomScanState = compspill_cte_create_state,
+};
+
+static const CustomExecMethods compspill_cte_exec_methods = {
+	.CustomName = COMPSPILL_CTE_NAME,
+	.BeginCustomScan = compspill_cte_begin,
+	.ExecCustomScan = compspill_cte_exec,
+	.EndCustomScan = compspill_cte_end,
+	.ReScanCustomScan = compspill_cte_rescan,
+	.ExplainCustomScan = compspill_cte_explain,
+};
+
+/*
+ * Register the node's methods, so plans naming it can be read back.
+ */
+void
+CompSpillRegisterCteNode(void)
+{
+	RegisterCustomScanMethods(&compspill_cte_scan_methods);
+}
+
+/* Turn Vars of the scanned range table entry into INDEX_VAR references */
+static Node *
+compspill_cte_index_vars(Node *node, void *context)
+{
+	Index		rti = *(Index *) context;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varno == (int) rti && var->varlevelsup == 0)
+		{
+			var = copyObject(var);
+			var->varno = INDEX_VAR;
+			return (Node *) var;
+		}
+		return node;
+	}
+	return expression_tree_mutator(node, compspill_cte_index_vars, context);
+}
+
+/*
+ * Build a CustomScan that does the work of the given CTE Scan of stmt.
+ */
+Plan *
+CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *cteplan = list_nth(stmt->subplans, cte->ctePlanId - 1);
+	Index		rti = cte->scan.scanrelid;
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	/* one entry per column the CTE's subplan returns, junk included */
+	foreach(lc, cteplan->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node	   *expr = (Node *) tle->expr;
+		Var		   *var = makeVar(rti, tle->resno, exprType(expr),
+								  exprTypmod(expr), exprCollation(expr), 0);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) var, tle->resno, NULL,
+											 false));
+	}
+
+	/* the whole Plan header, then make it a CustomScan again */
+	cscan->scan.plan = cte->scan.plan;
+	cscan->scan.plan.type = T_CustomScan;
+	cscan->scan.plan.targetlist = (List *)
+		compspill_cte_index_vars((Node *) cte->scan.plan.targetlist, &rti);
+	cscan->scan.plan.qual = (List *)
+		compspill_cte_index_vars((Node *) cte->scan.plan.qual, &rti);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = list_make3(makeInteger(cte->ctePlanId),
+									   makeInteger(cte->cteParam),
+									   makeInteger((int) rti));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = bms_make_singleton(rti);
+	cscan->methods = &compspill_cte_scan_methods;
+
+	return (Plan *) cscan;
+}
+
+/*
+ * Allocate the node's executor state.
+ */
+static Node *
+compspill_cte_create_state(CustomScan *cscan pg_attribute_unused())
+{
+	CompSpillCteState *state = palloc0(sizeof(CompSpillCteState));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.methods = &compspill_cte_exec_methods;
+	return (Node *) state;
+}
+
+/*
+ * Start the scan: find the CTE's subplan, then become the leader holding
+ * the store, or take a read position in the leader's.
+ */
+static void
+compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	CompSpillCteState *state = (CompSpillCteState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	ParamExecData *prm;
+
+	state->cte_plan_id = intVal(linitial(cscan->custom_private));
+	state->cte_param = intVal(lsecond(cscan->custom_private));
+	state->cte_rti = (Index) intVal(lthird(cscan->custom_private));
+	state->eflags = eflags;
+
+	if (eflags & EXEC_FLAG_MARK)
+		elog(ERROR, "compspill CTE scan does not support mark/restore");
+
+	state->cteplanstate = list_nth(estate->es_subplanstates,
+								   state->cte_plan_id - 1);
+	state->slot = ExecAllocTableSlot(&estate->es_tupleTable,
+									 ExecGetResultType(state->cteplanstate),
+									 &TTSOpsMinimalTuple);
+
+	/*
+	 * Rows come in a minimal-tuple slot, not the virtual scan slot that
+	 * ExecInitCustomScan assumed when it compiled the quals and the
+	 * projection: say so, and compile them again, so that they deform the
+	 * tuples they read.
+	 */
+	node->ss.ps.scanops = &TTSOpsMinimalTuple;
+	node->ss.ps.scanopsfixed = true;
+	node->ss.ps.scanopsset = true;
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
+
+	prm = &estate->es_param_exec_vals[state->cte_param];
+	if (prm->execPlan != NULL)
+		elog(ERROR, "unexpected execPlan for compspill CTE scan");
+	if (prm->value == 0)
+	{
+		/* the first scan of this CTE: it keeps the store, made on first use */
+		prm->value = PointerGetDatum(state);
+		prm->isnull = false;
+		state->leader = state;
+		CompSpillCaptureSettings(&state->settings);
+		state->use_tuplestore = !compspill_enabled;
+		state->readptr = 0;
+		state->npos = 1;
+	}
+	else
+	{
+		state->leader = (CompSpillCteState *) DatumGetPointer(prm->value);
+		if (!IsA(state->leader, CustomScanState) ||
+			state->leader->css.methods != &compspill_cte_exec_methods)
+			elog(ERROR, "CTE scans of one CTE are not all compspill scans");
+		state->readptr = state->leader->npos++;
+	}
+}
+
+/*
+ * Create the leader's store with a read position for every scan, the
+ * first time one of them reads.
+ */
+static void
+compspill_cte_make_store(CompSpillCteState *leader)
+{
+	TupleDesc	tupdesc = ExecGetResultType(leader->cteplanstate);
+
+	if (leader->use_tuplestore)
+	{
+		leader->tstore = tuplestore_begin_heap(true, false, work_mem);
+		tuplestore_set_eflags(leader->tstore, leader->eflags);
+		for (int i = 1; i < leader->npos; i++)
+			(void) tuplestore_alloc_read_pointer(leader->tstore,
+												 EXEC_FLAG_REWIND |
+												 EXEC_FLAG_BACKWARD);
+	}
+	else
+		leader->store = CompSpillStoreBegin(tupdesc, work_mem,
+											&leader->settings, leader->npos);
+}
+
+/* Is the read position at the store's end going forward? */
+static bool
+compspill_cte_at_eof(CompSpillCteState *state)
+{
+	CompSpillCteState *leader = state->leader;
+
+	if (leader->store)
+		return CompSpillStoreAtEOF(leader->store, state->readptr);
+	tuplestore_select_read_pointer(leader->tstore, state->readptr);
+	return tuplestore_ateof(leader->tstore);
+}
+
+/* Move the read position one row without reading it */
+static bool
+compspill_cte_advance(CompSpillCteState *state, bool forward)
+{
+	CompSpillCteState *leader = state->leader;
+
+	if (leader->store)
+		return CompSpillStoreAdvance(leader->store, state->readptr, forward);
+	tuplestore_select_read_pointer(leader->tstore, state->readptr);
+	return tuplestore_advance(leader->tstore, forward);
+}
+
+/*
+ * Read the next row from the store into the scan's slot, as a copy: the
+ * other scans of the CTE move the store's block on.
+ */
+static bool
+compspill_cte_get(CompSpillCteState *state, bool forward)
+{
+	CompSpillCteState *leader = state->leader;
+
+	if (leader->store)
+		return CompSpillStoreGet(leader->store, state->readptr, forward,
+								 state->slot, true);
+	tuplestore_select_read_pointer(leader->tstore, state->readptr);
+	return tuplestore_gettupleslot(leader->tstore, forward, true, state->slot);
+}
+
+/*
+ * Return the scan's next row: from the store while the read position is
+ * inside it, else the next row of the CTE's subplan, stored on the way.
+ */
+static TupleTableSlot *
+compspill_cte_next(ScanState *ss)
+{
+	CompSpillCteState *state = (CompSpillCteState *) ss;
+	CompSpillCteState *leader = state->leader;
+	bool		forward = ScanDirectionIsForward(ss->ps.state->es_direction);
+	bool		at_end;
+
+	if (leader->store == NULL && leader->tstore == NULL)
+		compspill_cte_make_store(leader);
+
+	at_end = compspill_cte_at_eof(state);
+	if (!forward && at_end)
+	{
+		/*
+		 * Turning back at the end of the store: the first backward read
+		 * would return the row returned last, unless the CTE had ended.
+		 */
+		if (!leader->eof_cte && !compspill_cte_advance(state, false))
+			return NULL;
+		at_end = false;
+	}
+
+	if (!at_end)
+	{
+		if (compspill_cte_get(state, forward))
+			return state->slot;
+		if (forward)
+			at_end = true;
+	}
+
+	if (at_end && !leader->eof_cte)
+	{
+		TupleTableSlot *cteslot = ExecProcNode(state->cteplanstate);
+
+		if (TupIsNull(cteslot))
+		{
+			leader->eof_cte = true;
+			return NULL;
+		}
+		if (leader->store)
+			CompSpillStorePut(leader->store, cteslot, state->readptr);
+		else
+		{
+			/* the subplan may have used the store: select ours again */
+			tuplestore_select_read_pointer(leader->tstore, state->readptr);
+			tuplestore_puttupleslot(leader->tstore, cteslot);
+		}
+		return ExecCopySlot(state->slot, cteslot);
+	}
+
+	return ExecClearTuple(state->slot);
+}
+
+/* Nothing to recheck: the rows come from the CTE as they are */
+static bool
+compspill_cte_recheck(ScanState *ss pg_attribute_unused(),
+					  TupleTableSlot *slot pg_attribute_unused())
+{
+	return true;
+}
+
+/*
+ * Return the next row that passes the scan's quals, projected.
+ */
+static TupleTableSlot *
+compspill_cte_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, compspill_cte_next, compspill_cte_recheck);
+}
+
+/*
+ * Empty the leader's store, keeping its figures for EXPLAIN: the CTE must
+ * be computed again.
+ */
+static void
+compspill_cte_clear(CompSpillCteState *leader)
+{
+	if (leader->store)
+	{
+		leader->have_last = true;
+		leader->last_spilled = CompSpillStoreSpilled(leader->store);
+		leader->last_stats = *CompSpillStoreStats(leader->store);
+		CompSpillStoreEnd(leader->store);
+		leader->store = NULL;
+	}
+	if (leader->tstore)
+	{
+		tuplestore_end(leader->tstore);
+		leader->tstore = NULL;
+	}
+	leader->eof_cte = false;
+}
+
+/*
+ * Shut the scan down; the leader releases the store.
+ */
+static void
+compspill_cte_end(CustomScanState *node)
+{
+	CompSpillCteState *state = (CompSpillCteState *) node;
+
+	ExecClearTuple(state->slot);
+	if (state->leader == state)
+		compspill_cte_clear(state);
+}
+
+/*
+ * Rescan: if the CTE's subplan must run again (its parameters changed),
+ * empty the store, which puts every scan back at the start; otherwise move
+ * this scan's read position back to the first row.
+ */
+static void
+compspill_cte_rescan(CustomScanState *node)
+{
+	CompSpillCteState *state = (CompSpillCteState *) node;
+	CompSpillCteState *leader = state->leader;
+
+	ExecClearTuple(state->slot);
+	ExecScanReScan(&node->ss);
+
+	if (leader->cteplanstate->chgParam != NULL)
+		compspill_cte_clear(leader);
+	else if (leader->store)
+		CompSpillStoreRewind(leader->store, state->readptr);
+	else if (leader->tstore)
+	{
+		tuplestore_select_read_pointer(leader->tstore, state->readptr);
+		tuplestore_rescan(leader->tstore);
+	}
+}
+
+/*
+ * EXPLAIN: which CTE is scanned; with ANALYZE, on the scan that holds the
+ * store, how the rows were kept.
+ */
+static void
+compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused(),
+					  ExplainState *es)
+{
+	CompSpillCteState *state = (CompSpillCteState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Index		rti = (Index) intVal(lthird(cscan->custom_private));
+	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
+
+	if (rte->ctename != NULL)
+		ExplainPropertyText("CTE Name", rte->ctename, es);
+	if (rte->eref != NULL && rte->eref->aliasname != NULL &&
+		(rte->ctename == NULL || strcmp(rte->eref->aliasname, rte->ctename) != 0))
+		ExplainPropertyText("CTE Alias", rte->eref->aliasname, es);
+
+	if (!es->analyze || state->leader == NULL)
+		return;
+
+	if (state->leader != state)
+	{
+		ExplainPropertyText("CTE Store", "shared", es);
+		return;
+	}
+	if (state->use_tuplestore)
+	{
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyBool("Tuplestore Fallback", true, es);
+		return;
+	}
+	ExplainPropertyText("CTE Store", "own", es);
+	if (state->store)
+		CompSpillExplainStore(CompSpillStoreSpilled(state->store),
+							  CompSpillStoreStats(state->store), es);
+	else if (state->have_last)
+		CompSpillExplainStore(state->last_spilled, &state->last_stats, es);
+}
