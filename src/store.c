@@ -445,7 +445,7 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 			(int64) (sizeof(MinimalTuple) * st->memtupsize);
 		if (held > st->stats->peak_mem && st->stats == &st->own_stats)
 			st->stats->peak_mem = held;
-		if (held + st->spill_reserve > st->allowed_mem)
+		if (held + st->spill_reserve + st->allowed_mem / 32 > st->allowed_mem)
 			compspill_store_spill(st);
 		return;
 	}

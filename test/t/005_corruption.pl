@@ -119,6 +119,54 @@ damaged_sort('lz4 with direct I/O, overwritten',
 	'SET compspill.enable_dio = on', \&scribble);
 damaged_sort('lz4, truncated', 'SET compspill.codec = lz4', \&halve);
 
+# The same for a Material's compressed store, read back on a nested loop's
+# second pass: the first outer row fills the store, the second waits at the
+# gate (in the outer scan's projection) while the store's file, written out
+# but for its last write buffer, is damaged; then it reads the store.
+$node->safe_psql('postgres',
+	'CREATE TABLE o3 AS SELECT g AS id FROM generate_series(1, 3) g; ANALYZE o3');
+my $nl = 'SET enable_hashjoin = off; SET enable_mergejoin = off';
+my $mat_query =
+  "SELECT count(*), sum(length(t.txt)) FROM (SELECT id, CASE WHEN id = 1 THEN true ELSE $gate END AS go "
+  . "FROM o3 OFFSET 0) o LEFT JOIN t ON t.grp >= o.id - 1000 AND o.go";
+
+my $mat_plan = $node->safe_psql('postgres',
+	"$spill; $nl; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $mat_query");
+note $mat_plan;
+like($mat_plan, qr/CompSpill Material.*\n.*Storage: Disk/,
+	'the nested loop keeps its inner rows in a spilled CompSpill Material');
+
+sub damaged_store
+{
+	my ($name, $setup, $damage) = @_;
+
+	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+	my $q = start_query($node, "$spill; $nl", $setup, $mat_query);
+	my $pid = wait_for_lock_waiter($node);
+	ok($pid, "$name: the nested loop is blocked before its second pass");
+
+	my @files = temp_files($node);
+	is(scalar(@files), 1, "$name: the store has one spill file");
+	$damage->($_) foreach @files;
+
+	$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+	my ($rc, $out, $err) = finish_query($q);
+
+	isnt($rc, 0, "$name: the query fails");
+	like(
+		$err,
+		qr/ERROR:  XX001: (corrupt block in compspill temporary file|could not read compspill temporary file)/,
+		"$name: the error is XX001 data_corrupted");
+	ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
+		"$name: pgsql_tmp is empty afterwards");
+	return;
+}
+
+damaged_store('material store, lz4, overwritten', 'SET compspill.codec = lz4',
+	\&scribble);
+damaged_store('material store, none, truncated', 'SET compspill.codec = none',
+	\&halve);
+
 $holder->quit;
 
 # the server is fine and sorts correctly afterwards
