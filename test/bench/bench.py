@@ -159,11 +159,73 @@ QUERIES = {
         settings={"enable_hashjoin": "off", "enable_nestloop": "off",
                   "enable_material": "off"},
         tables=("lineitem", "orders")),
+    # A scroll cursor over a sort (random access: the sorted output is kept
+    # and read by position), walked as a reporting tool pages through it:
+    # to the end, then back through the last tenth, then to a few absolute
+    # positions.  bench_scroll() (created with the data) does the walk and
+    # returns a digest of the rows it saw, which is also the check.
+    "cur": dict(
+        title="scroll cursor over a full-row sort of lineitem, read to the end "
+              "and back through the last tenth",
+        sql="SELECT bench_scroll('SELECT * FROM lineitem "
+            "ORDER BY l_shipdate, l_orderkey, l_linenumber', 10)",
+        check="SELECT bench_scroll('SELECT * FROM lineitem "
+              "ORDER BY l_shipdate, l_orderkey, l_linenumber', 10)",
+        tables=("lineitem",), functions=True),
+    # A nested loop rescanning a Material: the inner side (the orders of
+    # 1992, about a seventh of them) is kept once and read again for each of
+    # the outer rows (one order in 100000).
+    "mat": dict(
+        title="nested loop over a Material of a seventh of orders, rescanned for each of 60 outer rows",
+        sql="SELECT count(*), sum(o_totalprice) FROM (SELECT l_orderkey FROM lineitem "
+            "WHERE l_orderkey % 100000 = 1 AND l_linenumber = 1) x "
+            "LEFT JOIN (SELECT * FROM orders WHERE o_orderdate < date '1993-01-01') o "
+            "ON o.o_orderkey > x.l_orderkey AND o.o_comment > ''",
+        check="SELECT count(*), sum(o_totalprice) FROM (SELECT l_orderkey FROM lineitem "
+              "WHERE l_orderkey % 100000 = 1 AND l_linenumber = 1) x "
+              "LEFT JOIN (SELECT * FROM orders WHERE o_orderdate < date '1993-01-01') o "
+              "ON o.o_orderkey > x.l_orderkey AND o.o_comment > ''",
+        settings={"enable_hashjoin": "off", "enable_mergejoin": "off",
+                  "enable_indexscan": "off", "enable_bitmapscan": "off"},
+        tables=("lineitem", "orders")),
     "s_code": _strings_query("code"),
     "s_url": _strings_query("url"),
     "s_path": _strings_query("path"),
     "s_blob": _strings_query("blob"),
 }
+
+# bench_scroll(query, tenth): open a scroll cursor over query, move to its
+# end, fetch the last 1/tenth of the rows backward, then ten absolute
+# positions; return the row count and a digest of every row fetched.
+BENCH_FUNCTIONS = r"""
+CREATE OR REPLACE FUNCTION bench_scroll(q text, part int) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+    c refcursor;
+    r record;
+    n bigint;
+    h bigint := 0;
+    k bigint := 0;
+BEGIN
+    OPEN c SCROLL FOR EXECUTE q;
+    MOVE FORWARD ALL FROM c;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    FOR i IN 1 .. n / part LOOP
+        FETCH PRIOR FROM c INTO r;
+        EXIT WHEN NOT FOUND;
+        h := (h * 31 + hashtext(r::text)) % 4294967291;
+        k := k + 1;
+    END LOOP;
+    FOR i IN 1 .. 10 LOOP
+        FETCH ABSOLUTE (n * i / 11)::int FROM c INTO r;
+        h := (h * 31 + hashtext(r::text)) % 4294967291;
+        k := k + 1;
+    END LOOP;
+    CLOSE c;
+    RETURN n || ' rows, ' || k || ' fetched, digest ' || h;
+END
+$f$;
+"""
 
 NATIVE = "native"
 KNOWN_CODECS = ("none", "lz4", "zstd", "auto")
@@ -655,11 +717,15 @@ def summarize_explain(doc):
     for n in walk(plan):
         if n.get("Node Type") == "Sort":
             res["sorts"].append("Sort(%s)" % n.get("Sort Method", "?"))
+        elif n.get("Node Type") == "Materialize":
+            res["sorts"].append("Material")
         elif n.get("Node Type") == "Custom Scan" and \
                 "CompSpill" in str(n.get("Custom Plan Provider", "")):
             props = node_props(n)
-            fb = " fallback" if props.get("Tuplesort Fallback") else ""
-            res["sorts"].append("CompSpill(%s%s)" % (props.get("Sort Method", "?"), fb))
+            fb = " fallback" if props.get("Tuplesort Fallback") or \
+                props.get("Tuplestore Fallback") else ""
+            res["sorts"].append("CompSpill(%s%s)" % (
+                props.get("Sort Method") or "storage " + str(props.get("Storage", "-")), fb))
             node = {}
             for key, field in CS_FIELDS:
                 for k, v in props.items():
@@ -1434,6 +1500,8 @@ def ensure_data(cluster, args, scale):
             raise RuntimeError("%s: expected %d rows, got %d" % (table, want["rows"], n))
         data[table] = {"rows": n, "size": size}
         log("scale %s: %s has %d rows (%s)" % (fmt_scale(scale), table, n, size))
+    if any(QUERIES[q].get("functions") for q in args.queries):
+        c.psql(BENCH_FUNCTIONS, db=db)
     return db, data
 
 
