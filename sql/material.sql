@@ -70,7 +70,9 @@ SET enable_nestloop = off;
 SELECT plan_shape('SELECT a.id, b.id FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000');
 SELECT compare_material('SELECT a.id, b.id, b.t FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000', 'spill');
 SELECT plan_shape('SELECT a.id, b.id FROM (SELECT * FROM mi WHERE id <= 3000) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.g = b.g');
-SELECT compare_material('SELECT a.id, b.id, a.n FROM (SELECT * FROM mi WHERE id <= 3000) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.g = b.g', 'spill');
+-- the store frees the rows before the merge join's mark, as native
+-- Material's tuplestore does, so with narrow rows it stays in memory
+SELECT compare_material('SELECT a.id, b.id, a.n FROM (SELECT * FROM mi WHERE id <= 3000) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.g = b.g', 'memory');
 SELECT plan_shape('SELECT a.id, b.id FROM mi a LEFT JOIN (SELECT * FROM mi WHERE id % 7 = 0) b ON a.g = b.g WHERE a.id <= 1000');
 SELECT cs_check('SELECT a.id, b.id, b.t FROM mi a LEFT JOIN (SELECT * FROM mi WHERE id % 7 = 0) b ON a.g = b.g WHERE a.id <= 1000', 'spill', 'multiset') AS left_join;
 SELECT cs_check('SELECT a.id, b.id, b.n FROM (SELECT * FROM mi WHERE id % 2 = 0) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.v = b.v', 'spill', 'multiset') AS full_join;

@@ -1,6 +1,7 @@
 --
--- upgrade: ALTER EXTENSION compspill UPDATE from the last release gives
--- the same objects, with the same properties, as a fresh install.
+-- upgrade: ALTER EXTENSION compspill UPDATE from the last release (0.2.0),
+-- and from the one before (0.1.0), gives the same objects, with the same
+-- properties, as a fresh install.
 --
 CREATE FUNCTION cs_ext_objects() RETURNS TABLE (obj text, props text)
 LANGUAGE sql AS $$
@@ -30,6 +31,18 @@ SELECT extversion FROM pg_extension WHERE extname = 'compspill';
 SELECT count(*) AS differences_after
 FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
       UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
+
+DROP EXTENSION compspill;
+CREATE EXTENSION compspill VERSION '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'compspill';
+SELECT count(*) AS differences_before
+FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
+ALTER EXTENSION compspill UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'compspill';
+SELECT count(*) AS differences_after
+FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
 SELECT obj, props FROM cs_ext_objects() ORDER BY obj;
-SELECT compspill_version() ~ '^compspill 0\.2\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
+SELECT compspill_version() ~ '^compspill 0\.3\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
 DROP FUNCTION cs_ext_objects();

@@ -34,6 +34,8 @@ int			compspill_compression_level = 1;
 bool		compspill_enable_dio = false;
 int			compspill_block_size = 64;
 int			compspill_write_size = 1024;
+int			compspill_log_spills = -1;
+int			compspill_max_temp_space = -1;
 
 static const struct config_enum_entry codec_options[] = {
 	{"none", COMPSPILL_CODEC_NONE, false},
@@ -111,7 +113,29 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("compspill.log_spills",
+							"Logs each spill that writes at least this amount of data.",
+							"-1 turns this logging off; 0 logs every spill.",
+							&compspill_log_spills,
+							-1,
+							-1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("compspill.max_temp_space",
+							"Caps the total size of compspill's temporary files in the cluster.",
+							"-1 means no cap. Needs compspill in shared_preload_libraries.",
+							&compspill_max_temp_space,
+							-1,
+							-1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("compspill");
+
+	CompSpillInstallSharedHooks();
 
 	CompSpillRegisterSortNode();
 	CompSpillRegisterMaterialNode();
@@ -140,7 +164,7 @@ compspill_version(PG_FUNCTION_ARGS)
 {
 	char		buf[128];
 
-	snprintf(buf, sizeof(buf), "compspill 0.2.0 (lz4 %s, zstd %s)",
+	snprintf(buf, sizeof(buf), "compspill 0.3.0 (lz4 %s, zstd %s)",
 			 LZ4_versionString(), ZSTD_versionString());
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

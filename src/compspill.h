@@ -22,6 +22,7 @@
  *	compress.c		none / lz4 / zstd on byte buffers
  *	autocodec.c		compspill.codec = auto: the codec from measured costs
  *	spillfile.c		the temp file: extents, aligned writes, O_DIRECT
+ *	stats.c			shared state and reports: the cap, the log line
  *
  * Words: a frame is the unit on disk (header, CRC, payload), a block the
  * codec's group of rows in column streams that a frame carries, a page the
@@ -74,6 +75,8 @@ extern int	compspill_compression_level;
 extern bool compspill_enable_dio;
 extern int	compspill_block_size;	/* kB */
 extern int	compspill_write_size;	/* kB */
+extern int	compspill_log_spills;	/* kB, -1: off */
+extern int	compspill_max_temp_space;	/* kB, -1: off */
 
 /*
  * The settings an operation spills with, captured once at executor start so
@@ -391,7 +394,7 @@ extern int64 CompSpillPosStep(CompSpillStorePos *pos, int64 nrows,
 							  bool forward);
 extern CompSpillStore *CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 										   const CompSpillSettings *set,
-										   int npos);
+										   int npos, const char *what);
 extern CompSpillStore *CompSpillStoreBeginOnSpill(CompSpill *sp,
 												  TupleDesc tupdesc,
 												  CompSpillStats *stats,
@@ -405,6 +408,7 @@ extern bool CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
 							  TupleTableSlot *slot, bool copy);
 extern bool CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward);
 extern bool CompSpillStoreAtEOF(CompSpillStore *st, int ptr);
+extern void CompSpillStoreTrim(CompSpillStore *st);
 extern void CompSpillStoreRewind(CompSpillStore *st, int ptr);
 extern int	CompSpillStoreAllocPos(CompSpillStore *st);
 extern void CompSpillStoreCopyPos(CompSpillStore *st, int from, int to);
@@ -475,6 +479,15 @@ extern Plan *CompSpillMakeMaterialNode(Material *mat);
 /* ctenode.c */
 extern void CompSpillRegisterCteNode(void);
 extern Plan *CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt);
+
+/* stats.c */
+typedef struct CompSpillSpaceClaim CompSpillSpaceClaim;
+
+extern void CompSpillInstallSharedHooks(void);
+extern CompSpillSpaceClaim *CompSpillSpaceClaimCreate(void);
+extern void CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes);
+extern void CompSpillSpaceDone(CompSpillSpaceClaim *claim);
+extern void CompSpillReportSpill(const char *what, const CompSpillStats *st);
 
 /* explain.c */
 struct ExplainState;

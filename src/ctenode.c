@@ -262,7 +262,8 @@ compspill_cte_make_store(CompSpillCteState *leader)
 	}
 	else
 		leader->store = CompSpillStoreBegin(tupdesc, work_mem,
-											&leader->settings, leader->npos);
+											&leader->settings, leader->npos,
+											"CTE");
 }
 
 /* Is the read position at the store's end going forward? */

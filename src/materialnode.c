@@ -180,7 +180,8 @@ compspill_material_make_store(CompSpillMaterialState *state)
 	}
 	else
 		state->store = CompSpillStoreBegin(ExecGetResultType(&state->css.ss.ps),
-										   work_mem, &state->settings, npos);
+										   work_mem, &state->settings, npos,
+										   "material");
 }
 
 /* Is there a store? */
@@ -360,8 +361,13 @@ compspill_material_mark(CustomScanState *node)
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 
 	if (state->store)
+	{
 		CompSpillStoreCopyPos(state->store, COMPSPILL_READ_POS,
 							  COMPSPILL_MARK_POS);
+		/* rows before the mark are not needed again unless rewound */
+		if ((state->eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)) == 0)
+			CompSpillStoreTrim(state->store);
+	}
 	else if (state->tstore)
 	{
 		tuplestore_copy_read_pointer(state->tstore, COMPSPILL_READ_POS,

@@ -810,7 +810,10 @@ CompSpillSorterEnd(CompSpillSorter *s)
 	if (s->store)
 		CompSpillStoreEnd(s->store);
 	if (s->spill)
+	{
+		CompSpillReportSpill("sort", &s->stats);
 		CompSpillEnd(s->spill);
+	}
 	MemoryContextDelete(s->maincxt);
 }
 

@@ -78,6 +78,7 @@ struct CompSpillFile
 	bool		dio;			/* O_DIRECT wanted and not refused */
 	bool		aligned;		/* buffers page-aligned (direct I/O asked) */
 	CompSpillStats *stats;		/* the operation's figures */
+	CompSpillSpaceClaim *claim; /* the file's share of max_temp_space */
 	MemoryContext cxt;			/* where the buffers live */
 	Size		extent_size;	/* a multiple of COMPSPILL_ALIGN */
 
@@ -249,6 +250,7 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 	file->nominal_size = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
 	file->bufsize = 0;
 	file->buf = NULL;
+	file->claim = CompSpillSpaceClaimCreate();
 
 	/* open the file last, so that nothing above can leak it */
 	file->vfd = OpenTemporaryFile(false);
@@ -268,6 +270,7 @@ void
 CompSpillFileClose(CompSpillFile *file)
 {
 	FileClose(file->vfd);
+	CompSpillSpaceDone(file->claim);
 	compspill_free_buf(file, file->buf);
 	pfree(file->freemap);
 	pfree(file);
@@ -502,6 +505,8 @@ compspill_take_extent(CompSpillFile *file)
 	{
 		if (file->nextents == PG_INT32_MAX)
 			elog(ERROR, "compspill temporary file has too many extents");
+		/* the file grows: within compspill.max_temp_space */
+		CompSpillSpaceGrow(file->claim, file->extent_size);
 		return file->nextents++;
 	}
 

@@ -71,6 +71,7 @@ struct CompSpillStore
 	TupleDesc	tupdesc;
 	int64		allowed_mem;	/* work_mem, bytes */
 	int64		spill_reserve;	/* memory the store needs once spilled */
+	const char *what;			/* the node, for the log line */
 	CompSpillSettings set;
 	CompSpillStats own_stats;	/* when the store spills on its own */
 	CompSpillStats *stats;		/* the figures it adds to */
@@ -83,8 +84,11 @@ struct CompSpillStore
 
 	/* in memory: rows [0, nrows) */
 	MemoryContext tuplecxt;
-	MinimalTuple *memtuples;	/* NULL once spilled */
+	MinimalTuple *memtuples;	/* NULL once spilled; row r at r - mem_base */
 	int64		memtupsize;
+	int64		mem_base;		/* rows removed from the array's front */
+	int64		mem_trimmed;	/* rows freed by trimming, >= mem_base */
+	int64		run_base;		/* rows trimmed before the run began */
 
 	/*
 	 * Spilled: rows [0, nframed) in frames of run, the rest in the tail;
@@ -175,14 +179,16 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 
 /*
  * Start a store of rows of tupdesc with npos read positions, holding rows
- * in memory within work_mem_kb and spilling with the given settings.
+ * in memory within work_mem_kb and spilling with the given settings; what
+ * names the node in the log line of a spill.
  */
 CompSpillStore *
 CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
-					const CompSpillSettings *set, int npos)
+					const CompSpillSettings *set, int npos, const char *what)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
 
+	st->what = what;
 	st->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	st->set = *set;
 	st->stats = &st->own_stats;
@@ -316,7 +322,7 @@ compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
 		st->tail = swap;
 		st->prev_first = st->nframed;
 	}
-	st->nframed = st->run.nrows;
+	st->nframed = st->run_base + st->run.nrows;
 	st->stats->bytes_written_runs = CompSpillRunWritten(st->sp);
 	compspill_store_measure(st);
 	return true;
@@ -377,10 +383,14 @@ compspill_store_spill(CompSpillStore *st)
 	st->stats->nruns = 1;
 	MemoryContextSwitchTo(oldcxt);
 
+	/* rows trimmed away are not in the run; its row 0 is the store's run_base */
+	st->run_base = st->mem_trimmed;
+	st->nframed = st->prev_first = freed = st->run_base;
+
 	/* rows in frames are freed as they go, so memory does not double */
-	for (i = 0; i < st->nrows; i++)
+	for (i = st->run_base; i < st->nrows; i++)
 	{
-		MinimalTuple tup = st->memtuples[i];
+		MinimalTuple tup = st->memtuples[i - st->mem_base];
 
 		CHECK_FOR_INTERRUPTS();
 		ExecStoreMinimalTuple(tup, st->putslot, false);
@@ -392,7 +402,7 @@ compspill_store_spill(CompSpillStore *st)
 		{
 			ExecClearTuple(st->putslot);
 			for (int64 j = freed; j < st->nframed; j++)
-				pfree(st->memtuples[j]);
+				pfree(st->memtuples[j - st->mem_base]);
 			freed = st->nframed;
 		}
 	}
@@ -403,7 +413,7 @@ compspill_store_spill(CompSpillStore *st)
 	compspill_rowlist_init(&st->prev, st->cxt);
 	st->prev_first = st->nframed;
 	for (i = st->nframed; i < st->nrows; i++)
-		compspill_rowlist_add(&st->tail, st->memtuples[i]);
+		compspill_rowlist_add(&st->tail, st->memtuples[i - st->mem_base]);
 
 	compspill_store_measure(st);
 	pfree(st->memtuples);
@@ -431,14 +441,14 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 	{
 		int64		held;
 
-		if (st->nrows >= st->memtupsize)
+		if (st->nrows - st->mem_base >= st->memtupsize)
 		{
 			st->memtupsize *= 2;
 			st->memtuples = repalloc_huge(st->memtuples,
 										  sizeof(MinimalTuple) * st->memtupsize);
 		}
 		oldcxt = MemoryContextSwitchTo(st->tuplecxt);
-		st->memtuples[st->nrows++] = ExecCopySlotMinimalTuple(slot);
+		st->memtuples[st->nrows++ - st->mem_base] = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(oldcxt);
 
 		held = (int64) st->tuplecxt->mem_allocated +
@@ -508,20 +518,21 @@ compspill_store_load(CompSpillStore *st, int64 row)
 	int			n;
 	MemoryContext oldcxt;
 
-	Assert(row < st->nframed && run->nframes > 0);
+	Assert(row >= st->run_base && row < st->nframed && run->nframes > 0);
 
 	/* the last frame whose first row is at most row */
 	while (lo < hi)
 	{
 		int64		mid = (lo + hi + 1) / 2;
 
-		if (run->index[mid].first_row <= row)
+		if (run->index[mid].first_row + st->run_base <= row)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	first = run->index[lo].first_row;
-	end = lo + 1 < run->nframes ? run->index[lo + 1].first_row : st->nframed;
+	first = run->index[lo].first_row + st->run_base;
+	end = lo + 1 < run->nframes ?
+		run->index[lo + 1].first_row + st->run_base : st->nframed;
 	n = (int) (end - first);
 
 	/* a frame the writer still buffers goes to the file first */
@@ -568,8 +579,10 @@ compspill_store_row(CompSpillStore *st, int64 row)
 {
 	Assert(row >= 0 && row < st->nrows);
 
+	if (row < st->mem_trimmed)
+		elog(ERROR, "compspill store row " INT64_FORMAT " was trimmed away", row);
 	if (st->memtuples != NULL)
-		return st->memtuples[row];
+		return st->memtuples[row - st->mem_base];
 	if (row >= st->nframed)
 		return st->tail.rows[row - st->nframed];
 	if (row >= st->prev_first && row < st->prev_first + st->prev.n)
@@ -614,6 +627,46 @@ bool
 CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward)
 {
 	return CompSpillPosStep(&st->pos[ptr], st->nrows, forward) >= 0;
+}
+
+/*
+ * Free the rows in memory that no read position can reach any more, those
+ * before the earliest position, as tuplestore_trim does: a merge join's
+ * Material marks as it goes, so its store then holds only the rows from
+ * the mark on and mostly never spills.  Only for stores read forward with
+ * mark and restore (no rewind, no backward reads); a spilled store keeps
+ * its rows.
+ */
+void
+CompSpillStoreTrim(CompSpillStore *st)
+{
+	int64		oldest = st->nrows;
+	int64		live;
+
+	if (st->memtuples == NULL)
+		return;
+	/* a position at the end is past every row, whatever its count says */
+	for (int i = 0; i < st->npos; i++)
+		if (!st->pos[i].eof_reached)
+			oldest = Min(oldest, st->pos[i].current);
+	/* a position may still go back to the row it returned last */
+	oldest = Max(oldest - 1, st->mem_trimmed);
+
+	for (int64 r = st->mem_trimmed; r < oldest; r++)
+	{
+		pfree(st->memtuples[r - st->mem_base]);
+		st->memtuples[r - st->mem_base] = NULL;
+	}
+	st->mem_trimmed = oldest;
+
+	/* move the live rows down once the dead ones are half of the array */
+	live = st->nrows - st->mem_trimmed;
+	if (st->mem_trimmed - st->mem_base > Max(live, 64))
+	{
+		memmove(st->memtuples, st->memtuples + (st->mem_trimmed - st->mem_base),
+				sizeof(MinimalTuple) * live);
+		st->mem_base = st->mem_trimmed;
+	}
 }
 
 /* Has read position ptr found the end going forward? */
@@ -692,6 +745,10 @@ CompSpillStoreEnd(CompSpillStore *st)
 	if (st->reader)
 		CompSpillReaderFree(st->reader);
 	if (st->own_sp)
+	{
+		compspill_store_measure(st);
+		CompSpillReportSpill(st->what, st->stats);
 		CompSpillEnd(st->sp);
+	}
 	MemoryContextDelete(st->cxt);
 }

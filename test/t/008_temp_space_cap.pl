@@ -1,0 +1,142 @@
+#
+# 008_temp_space_cap.pl
+#	  compspill.max_temp_space: the total size of compspill's temporary
+#	  files in the cluster, compspill_temp_space(), follows the files as
+#	  they grow and go; a spill that would pass the cap fails with 53400
+#	  while the others finish; the total returns to zero after errors,
+#	  hundreds of cancelled queries and a terminated backend; and without
+#	  shared_preload_libraries the function says so.
+#
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use CompSpillTAP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = compspill_node('main', preload => 'shared');
+make_words_table($node, 't', 200_000);
+$node->safe_psql('postgres', 'CREATE EXTENSION compspill');
+
+my $spill = "SET work_mem = '4MB'; SET compspill.codec = none";
+my $gate = "pg_advisory_xact_lock_shared($GATE_LOCK)::text = ''";
+my $sorted = 'SELECT id, grp, price, ts, txt FROM t ORDER BY txt, id';
+my $stall_out = "SELECT count(*) FROM ($sorted OFFSET 0) s WHERE $gate";
+
+sub total
+{
+	return $node->safe_psql('postgres', 'SELECT compspill_temp_space()');
+}
+
+sub set_cap
+{
+	my ($cap) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET compspill.max_temp_space = '$cap'; SELECT pg_reload_conf()");
+	return;
+}
+
+is(total(), 0, 'nothing is claimed at rest');
+
+# the total follows a spill while it is open
+my $holder = $node->background_psql('postgres');
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+my $q = start_query($node, $spill, $stall_out);
+ok(wait_for_lock_waiter($node), 'a sort is paused at its first output row');
+my @files = temp_files($node);
+my $file_size = 0;
+$file_size += -s $_ foreach @files;
+my $held = total();
+note "spill file(s) @files: $file_size bytes; claimed $held bytes";
+ok($held >= $file_size && $held > 0,
+	'the claimed total covers the open spill file');
+
+# a second session that needs more than the cap leaves fails, the first
+# finishes
+set_cap(int($held * 1.5 / 1024) . 'kB');
+my ($rc, $out, $err) =
+  $node->psql('postgres', "$spill; SET client_min_messages = error; $sorted",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like(
+	$err,
+	qr/ERROR:  53400: compspill temporary files would exceed compspill\.max_temp_space \(\d+kB\)\nDETAIL:  compspill temporary files in the cluster hold \d+kB/,
+	'a second spill past the cap fails with 53400, naming the setting and the total');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($rc, $out, $err) = finish_query($q);
+is($rc, 0, 'the first spill, within the cap, finishes');
+ok(wait_until('the total to return to zero', sub { total() == 0 }),
+	'everything claimed is given back');
+ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
+	'pgsql_tmp is empty');
+
+# alone, a spill larger than the cap fails at once; with room it runs
+set_cap('1MB');
+($rc, $out, $err) = $node->psql('postgres', "$spill; $sorted",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  53400: compspill temporary files would exceed compspill\.max_temp_space \(1024kB\)/,
+	'a spill larger than the cap fails');
+is(total(), 0, 'the failed spill gave its claim back');
+set_cap('-1');
+is( $node->safe_psql('postgres',
+		"$spill; SELECT count(*) FROM ($sorted OFFSET 0) s"),
+	'200000', 'without the cap the same sort runs');
+
+# no drift: hundreds of spills cancelled by statement_timeout at random
+# points, and as many failing on the cap
+my $script = '';
+for my $i (1 .. 300)
+{
+	my $ms = 20 + ($i * 37) % 200;
+	$script .= "SET statement_timeout = '${ms}ms'; SELECT count(*) FROM ($sorted OFFSET 0) s;\n";
+}
+($rc, $out, $err) =
+  $node->psql('postgres', "$spill;\n$script", on_error_stop => 0);
+my $cancelled = () = $err =~ /canceling statement due to statement timeout/g;
+note "$cancelled of 300 spills cancelled";
+ok($cancelled >= 100, 'most of the 300 spills were cancelled');
+is(total(), 0, 'after the cancelled spills the total is zero');
+set_cap('512kB');
+$script = '';
+$script .= "SELECT count(*) FROM ($sorted OFFSET 0) s;\n" for 1 .. 100;
+($rc, $out, $err) =
+  $node->psql('postgres', "$spill;\n$script", on_error_stop => 0);
+my $capped = () = $err =~ /would exceed compspill\.max_temp_space/g;
+is($capped, 100, '100 spills stopped by the cap');
+is(total(), 0, 'after them the total is zero');
+set_cap('-1');
+
+# a backend terminated in the middle of a spill
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $spill, $stall_out);
+my $pid = wait_for_lock_waiter($node);
+ok(total() > 0, 'a paused spill holds space');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+finish_query($q);
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+ok(wait_until('the total to return to zero', sub { total() == 0 }),
+	'a terminated backend gives its space back');
+$holder->quit;
+
+# only a superuser may set it
+$node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
+($rc, $out, $err) = $node->psql('postgres',
+	'SET compspill.max_temp_space = -1',
+	extra_params => [ '-U', 'plain' ]);
+like($err, qr/permission denied to set parameter "compspill.max_temp_space"/,
+	'an ordinary user cannot change it');
+
+# without shared_preload_libraries the total is not known
+$node->stop;
+my $solo = compspill_node('solo', preload => 'none');
+$solo->safe_psql('postgres', 'CREATE EXTENSION compspill');
+($rc, $out, $err) = $solo->psql('postgres',
+	"LOAD 'compspill'; SELECT compspill_temp_space()");
+like($err, qr/ERROR:  compspill is not loaded from shared_preload_libraries\nHINT:  Add compspill to shared_preload_libraries/,
+	'without preloading, compspill_temp_space() says why it cannot answer');
+$solo->stop;
+
+done_testing();
