@@ -129,37 +129,14 @@ RETURNS text LANGUAGE sql AS $f$
     SELECT cs_store_mode(query, 'CompSpill Material', enabled)
 $f$;
 
--- cs_check for the store nodes: the plan must have one of the provider's
--- nodes, native and compspill outputs (as a multiset unless mode says
--- otherwise) must be equal, and with expect the stores must have kept
--- their rows that way
+-- cs_check (below) for the store nodes: the plan must have one of the
+-- provider's nodes, outputs compared as a multiset unless mode says
+-- otherwise, and with expect the stores must have kept their rows that way
 CREATE FUNCTION compare_store(query text, provider text, expect text DEFAULT NULL,
                               mode text DEFAULT 'multiset')
 RETURNS text LANGUAGE plpgsql AS $f$
-DECLARE
-    native text;
-    comp text;
-    how text;
 BEGIN
-    IF position(provider IN cs_plan(query)) = 0 THEN
-        RETURN 'no ' || provider || ' in the plan';
-    END IF;
-    native := cs_digest(query, false, mode);
-    BEGIN
-        comp := cs_digest(query, true, mode);
-    EXCEPTION WHEN OTHERS THEN
-        RETURN 'compspill failed: ' || SQLERRM;
-    END;
-    IF native IS DISTINCT FROM comp THEN
-        RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
-    END IF;
-    IF expect IS NOT NULL THEN
-        how := cs_store_mode(query, provider);
-        IF how <> expect THEN
-            RETURN 'results equal, but expected ' || expect || ', got ' || how;
-        END IF;
-    END IF;
-    RETURN 'ok';
+    RETURN cs_check(query, expect, mode, NULL, provider);
 END
 $f$;
 
@@ -228,20 +205,23 @@ END
 $f$;
 
 -- The main check.  Returns 'ok', or what went wrong:
---   * the plan (compspill on) has no CompSpill Sort
+--   * the plan (compspill on) has no node of the kind asked for (a CompSpill
+--     Sort unless node names another)
 --   * native and compspill outputs differ (both digests are shown)
 --   * compspill raised an error
---   * expect = 'spill' / 'memory' and the CompSpill Sort did not run that way
+--   * expect = 'spill' / 'memory' and the nodes did not run that way
+--     (cs_spill_mode for sorts, cs_store_mode for the store nodes)
 CREATE FUNCTION cs_check(query text, expect text DEFAULT NULL,
-                         mode text DEFAULT 'ordered', keys text DEFAULT NULL)
+                         mode text DEFAULT 'ordered', keys text DEFAULT NULL,
+                         node text DEFAULT 'CompSpill Sort')
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     native text;
     comp text;
     how text;
 BEGIN
-    IF position('CompSpill Sort' IN cs_plan(query)) = 0 THEN
-        RETURN 'no CompSpill Sort in the plan';
+    IF position(node IN cs_plan(query)) = 0 THEN
+        RETURN 'no ' || node || ' in the plan';
     END IF;
     native := cs_digest(query, false, mode, keys);
     BEGIN
@@ -253,7 +233,8 @@ BEGIN
         RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
     END IF;
     IF expect IS NOT NULL THEN
-        how := cs_spill_mode(query);
+        how := CASE WHEN node = 'CompSpill Sort' THEN cs_spill_mode(query)
+                    ELSE cs_store_mode(query, node) END;
         IF how <> expect THEN
             RETURN 'results equal, but expected ' || expect || ', got ' || how;
         END IF;

@@ -19,30 +19,29 @@ $$;
 CREATE TEMP TABLE fresh AS SELECT * FROM cs_ext_objects();
 SELECT extversion FROM pg_extension WHERE extname = 'compspill';
 
-DROP EXTENSION compspill;
-CREATE EXTENSION compspill VERSION '0.1.0';
-SELECT extversion FROM pg_extension WHERE extname = 'compspill';
--- the old release differs: this comparison must see it
-SELECT count(*) AS differences_before
-FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
-      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
-ALTER EXTENSION compspill UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'compspill';
-SELECT count(*) AS differences_after
-FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
-      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
-
-DROP EXTENSION compspill;
-CREATE EXTENSION compspill VERSION '0.2.0';
-SELECT extversion FROM pg_extension WHERE extname = 'compspill';
-SELECT count(*) AS differences_before
-FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
-      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
-ALTER EXTENSION compspill UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'compspill';
-SELECT count(*) AS differences_after
-FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
-      UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d;
+-- install an old version, check that the comparison sees it differ, update,
+-- and count the differences left
+CREATE FUNCTION cs_upgrade_from(v text)
+RETURNS TABLE (installed text, differences_before bigint, updated_to text,
+               differences_after bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    DROP EXTENSION compspill;
+    EXECUTE format('CREATE EXTENSION compspill VERSION %L', v);
+    installed := (SELECT extversion FROM pg_extension WHERE extname = 'compspill');
+    differences_before := (SELECT count(*)
+        FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+              UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d);
+    ALTER EXTENSION compspill UPDATE;
+    updated_to := (SELECT extversion FROM pg_extension WHERE extname = 'compspill');
+    differences_after := (SELECT count(*)
+        FROM ((TABLE fresh EXCEPT SELECT * FROM cs_ext_objects())
+              UNION ALL (SELECT * FROM cs_ext_objects() EXCEPT TABLE fresh)) d);
+    RETURN NEXT;
+END
+$$;
+SELECT * FROM cs_upgrade_from('0.1.0');
+SELECT * FROM cs_upgrade_from('0.2.0');
 SELECT obj, props FROM cs_ext_objects() ORDER BY obj;
 SELECT compspill_version() ~ '^compspill 0\.3\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
-DROP FUNCTION cs_ext_objects();
+DROP FUNCTION cs_upgrade_from(text), cs_ext_objects();

@@ -74,17 +74,20 @@ my $holder = $node->background_psql('postgres');
 
 # Run the stalled sort with $setup, damage its file with $damage while it
 # waits, release it, and check how it ends.
-sub damaged_sort
+# Start $query with the settings $setup, wait until it blocks at the gate
+# with its spill file written, damage the file, let it go on: it must fail
+# with XX001 and leave pgsql_tmp empty.
+sub damaged_run
 {
-	my ($name, $setup, $damage) = @_;
+	my ($name, $setup, $query, $damage) = @_;
 
 	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
-	my $q = start_query($node, $spill, $setup, $stall_out);
+	my $q = start_query($node, @$setup, $query);
 	my $pid = wait_for_lock_waiter($node);
-	ok($pid, "$name: the sort is blocked at its first output row");
+	ok($pid, "$name: the query is blocked at the gate");
 
 	my @files = temp_files($node);
-	is(scalar(@files), 1, "$name: the sort has one spill file");
+	is(scalar(@files), 1, "$name: there is one spill file");
 	note "damaging @files (" . join(',', map { -s $_ } @files) . ' bytes)';
 	$damage->($_) foreach @files;
 
@@ -102,7 +105,14 @@ sub damaged_sort
 	return;
 }
 
-# first make sure the gate itself lets an undamaged sort through
+# a sort blocked at its first output row
+sub damaged_sort
+{
+	my ($name, $setup, $damage) = @_;
+	damaged_run($name, [ $spill, $setup ], $stall_out, $damage);
+	return;
+}
+
 {
 	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
 	my $q = start_query($node, $spill, 'SELECT 1', $stall_out);
@@ -136,29 +146,11 @@ note $mat_plan;
 like($mat_plan, qr/CompSpill Material.*\n.*Storage: Disk/,
 	'the nested loop keeps its inner rows in a spilled CompSpill Material');
 
+# a nested loop blocked before its second pass over the store
 sub damaged_store
 {
 	my ($name, $setup, $damage) = @_;
-
-	$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
-	my $q = start_query($node, "$spill; $nl", $setup, $mat_query);
-	my $pid = wait_for_lock_waiter($node);
-	ok($pid, "$name: the nested loop is blocked before its second pass");
-
-	my @files = temp_files($node);
-	is(scalar(@files), 1, "$name: the store has one spill file");
-	$damage->($_) foreach @files;
-
-	$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
-	my ($rc, $out, $err) = finish_query($q);
-
-	isnt($rc, 0, "$name: the query fails");
-	like(
-		$err,
-		qr/ERROR:  XX001: (corrupt block in compspill temporary file|could not read compspill temporary file)/,
-		"$name: the error is XX001 data_corrupted");
-	ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
-		"$name: pgsql_tmp is empty afterwards");
+	damaged_run($name, [ "$spill; $nl", $setup ], $mat_query, $damage);
 	return;
 }
 
