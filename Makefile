@@ -1,5 +1,5 @@
 EXTENSION = compspill
-EXTVERSION = 0.3.0
+EXTVERSION = 0.4.0
 
 MODULE_big = compspill
 OBJS = \
@@ -17,14 +17,17 @@ OBJS = \
 	src/compress.o \
 	src/autocodec.o \
 	src/spillfile.o \
-	src/stats.o
+	src/stats.o \
+	src/activity.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \
 	sql/$(EXTENSION)--0.2.0.sql \
+	sql/$(EXTENSION)--0.3.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
-	sql/$(EXTENSION)--0.2.0--0.3.0.sql
+	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
+	sql/$(EXTENSION)--0.3.0--0.4.0.sql
 
 REGRESS = setup types collate_icu toast tuples plans rescan material cte dml cursors prepared parallel explain settings codecs multipass tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)

@@ -22,6 +22,8 @@
 
 #include "compspill.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
@@ -36,6 +38,7 @@ int			compspill_block_size = 64;
 int			compspill_write_size = 1024;
 int			compspill_log_spills = -1;
 int			compspill_max_temp_space = -1;
+int			compspill_max_statements = 5000;
 
 static const struct config_enum_entry codec_options[] = {
 	{"none", COMPSPILL_CODEC_NONE, false},
@@ -133,6 +136,18 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	/* sizes shared memory: exists only where there is shared memory */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("compspill.max_statements",
+								"Sets the number of statements compspill_statements keeps.",
+								"The statements that spilled least often are evicted first.",
+								&compspill_max_statements,
+								5000,
+								100, INT_MAX / 2,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("compspill");
 
 	CompSpillInstallSharedHooks();
@@ -144,16 +159,19 @@ _PG_init(void)
 }
 
 /*
- * Capture the settings an operation spills with, at executor start.
+ * Capture the settings an operation of estate's statement spills with, at
+ * executor start.
  */
 void
-CompSpillCaptureSettings(CompSpillSettings *set)
+CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
 {
 	set->codec = (CompSpillCodec) compspill_codec;
 	set->level = compspill_compression_level;
 	set->dio = compspill_enable_dio;
 	set->block_size = (Size) compspill_block_size * 1024;
 	set->write_size = (Size) compspill_write_size * 1024;
+	set->queryid = estate->es_plannedstmt ?
+		estate->es_plannedstmt->queryId : UINT64CONST(0);
 }
 
 /*
@@ -164,7 +182,7 @@ compspill_version(PG_FUNCTION_ARGS)
 {
 	char		buf[128];
 
-	snprintf(buf, sizeof(buf), "compspill 0.3.0 (lz4 %s, zstd %s)",
+	snprintf(buf, sizeof(buf), "compspill 0.4.0 (lz4 %s, zstd %s)",
 			 LZ4_versionString(), ZSTD_versionString());
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

@@ -22,7 +22,8 @@
  *	compress.c		none / lz4 / zstd on byte buffers
  *	autocodec.c		compspill.codec = auto: the codec from measured costs
  *	spillfile.c		the temp file: extents, aligned writes, O_DIRECT
- *	stats.c			shared state and reports: the cap, the log line
+ *	stats.c			shared memory; cumulative statistics, the cap, the log line
+ *	activity.c		compspill_activity: the spills in progress, per backend
  *
  * Words: a frame is the unit on disk (header, CRC, payload), a block the
  * codec's group of rows in column streams that a frame carries, a page the
@@ -77,6 +78,7 @@ extern int	compspill_block_size;	/* kB */
 extern int	compspill_write_size;	/* kB */
 extern int	compspill_log_spills;	/* kB, -1: off */
 extern int	compspill_max_temp_space;	/* kB, -1: off */
+extern int	compspill_max_statements;
 
 /*
  * The settings an operation spills with, captured once at executor start so
@@ -89,9 +91,12 @@ typedef struct CompSpillSettings
 	bool		dio;			/* compspill.enable_dio */
 	Size		block_size;		/* compspill.block_size, bytes */
 	Size		write_size;		/* compspill.write_size, bytes */
+	uint64		queryid;		/* the statement's query identifier, or 0 */
 } CompSpillSettings;
 
-extern void CompSpillCaptureSettings(CompSpillSettings *set);
+struct EState;
+extern void CompSpillCaptureSettings(CompSpillSettings *set,
+									 struct EState *estate);
 
 /*
  * Spill figures of one operation, filled in by every layer and printed by
@@ -99,6 +104,7 @@ extern void CompSpillCaptureSettings(CompSpillSettings *set);
  */
 typedef struct CompSpillStats
 {
+	uint64		queryid;		/* statement the operation belongs to */
 	CompSpillCodec codec;		/* codec asked for */
 	bool		dio_requested;	/* compspill.enable_dio at start */
 	bool		dio_active;		/* direct I/O actually in use */
@@ -325,6 +331,21 @@ extern Size CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 extern const char *CompSpillFileName(CompSpillFile *file);
 extern void CompSpillFileClose(CompSpillFile *file);
 
+/*
+ * What a spill is doing, as compspill_activity shows it.  The sorter reads
+ * its input and writes runs in turns, then merges; a store takes rows and
+ * gives them back in turns.
+ */
+typedef enum CompSpillPhase
+{
+	COMPSPILL_PHASE_READING_INPUT,
+	COMPSPILL_PHASE_WRITING_RUN,
+	COMPSPILL_PHASE_MERGING,	/* an intermediate pass, or the final merge
+								 * into a store */
+	COMPSPILL_PHASE_RETURNING,	/* the final merge, streamed to the caller */
+	COMPSPILL_PHASE_STORING		/* a Material's or CTE's store */
+} CompSpillPhase;
+
 /* run.c: the spill object, runs of frames, run readers */
 typedef struct CompSpill CompSpill;
 typedef struct CompSpillRunReader CompSpillRunReader;
@@ -348,12 +369,14 @@ typedef struct CompSpillRun
 	int64		index_cap;
 } CompSpillRun;
 
-extern CompSpill *CompSpillCreate(TupleDesc tupdesc,
+extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
 								  const CompSpillSettings *set,
 								  CompSpillStats *stats,
 								  Size block_size, Size write_size,
 								  Size extent_size);
 extern CompSpillFile *CompSpillGetFile(CompSpill *sp);
+extern void CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass,
+							  int npasses);
 extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
 extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
@@ -484,10 +507,22 @@ extern Plan *CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt);
 typedef struct CompSpillSpaceClaim CompSpillSpaceClaim;
 
 extern void CompSpillInstallSharedHooks(void);
+extern void CompSpillCheckShared(void);
 extern CompSpillSpaceClaim *CompSpillSpaceClaimCreate(void);
 extern void CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes);
 extern void CompSpillSpaceDone(CompSpillSpaceClaim *claim);
 extern void CompSpillReportSpill(const char *what, const CompSpillStats *st);
+
+/* activity.c */
+typedef struct CompSpillActivity CompSpillActivity;
+
+extern Size CompSpillActivityShmemSize(void);
+extern void CompSpillActivityShmemInit(void);
+extern CompSpillActivity *CompSpillActivityBegin(const char *what,
+												 const CompSpillStats *st);
+extern void CompSpillActivityPublish(CompSpillActivity *act,
+									 CompSpillPhase phase, int pass,
+									 int npasses);
 
 /* explain.c */
 struct ExplainState;

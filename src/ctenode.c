@@ -227,7 +227,7 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 		prm->value = PointerGetDatum(state);
 		prm->isnull = false;
 		state->leader = state;
-		CompSpillCaptureSettings(&state->settings);
+		CompSpillCaptureSettings(&state->settings, estate);
 		state->use_tuplestore = !compspill_enabled;
 		state->readptr = 0;
 		state->npos = 1;

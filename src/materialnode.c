@@ -135,7 +135,7 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	CompSpillCaptureSettings(&state->settings);
+	CompSpillCaptureSettings(&state->settings, estate);
 	state->use_tuplestore = !compspill_enabled;
 
 	/*

@@ -270,6 +270,27 @@ compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
 }
 
 /*
+ * Count the passes the merge of nruns runs will make, the final one
+ * included, with the given fan-ins: as the loop of CompSpillMergeBegin
+ * does them.
+ */
+static int
+compspill_count_passes(int nruns, int fanin, int final_fanin)
+{
+	int			npasses = 1;
+
+	while (nruns > final_fanin)
+	{
+		if (nruns - final_fanin < fanin)
+			nruns = final_fanin;
+		else
+			nruns = (nruns + fanin - 1) / fanin;
+		npasses++;
+	}
+	return npasses;
+}
+
+/*
  * Merge the runs of a sort until at most as many are left as the final
  * merge can read at once within allowed_mem, then start the final merge.
  * The runs array becomes the merge's.  used_mem() measures what the
@@ -288,6 +309,8 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	int64		map_reserve = 0;
 	int			fanin;
 	int			final_fanin;
+	int			pass = 1;
+	int			npasses;
 
 	m = palloc0(sizeof(CompSpillMerge));
 	m->sp = sp;
@@ -340,11 +363,14 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
 	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
 
+	npasses = compspill_count_passes(m->nruns, fanin, final_fanin);
 	while (m->nruns > final_fanin)
 	{
 		int			nnext = 0;
 		int			i = 0;
 		int			excess = m->nruns - final_fanin;
+
+		CompSpillSetPhase(sp, COMPSPILL_PHASE_MERGING, pass++, npasses);
 
 		/*
 		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
@@ -395,6 +421,10 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	if (!to_store)
 		CompSpillEndWrites(sp);
 	stats->merge_passes++;
+	if (to_store)
+		CompSpillSetPhase(sp, COMPSPILL_PHASE_MERGING, pass, npasses);
+	else
+		CompSpillSetPhase(sp, COMPSPILL_PHASE_RETURNING, 0, 0);
 	compspill_start_merge(m, m->runs, m->nruns, to_store);
 	return m;
 }

@@ -109,6 +109,12 @@ struct CompSpill
 	/* the run being written, or NULL */
 	CompSpillRun *run;
 
+	/* what compspill_activity shows of the spill */
+	CompSpillActivity *activity;
+	CompSpillPhase phase;
+	int			pass;
+	int			npasses;
+
 	/* the largest frame written so far: raw and stored bytes */
 	Size		max_raw;
 	Size		max_stored;
@@ -171,15 +177,16 @@ compspill_frame_crc(const CompSpillFrameHeader *hdr, const char *payload)
 }
 
 /*
- * Create the spill object of an operation whose rows are of tupdesc: open
- * its temp file, with extents of extent_size bytes and a write buffer of
- * write_size bytes, and prepare to write blocks of about block_size bytes.
- * Everything lives in a new memory context under CurrentMemoryContext.
+ * Create the spill object of an operation whose rows are of tupdesc, a node
+ * called what in compspill_activity: open its temp file, with extents of
+ * extent_size bytes and a write buffer of write_size bytes, and prepare to
+ * write blocks of about block_size bytes.  Everything lives in a new memory
+ * context under CurrentMemoryContext.
  */
 CompSpill *
-CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
-				CompSpillStats *stats, Size block_size, Size write_size,
-				Size extent_size)
+CompSpillCreate(TupleDesc tupdesc, const char *what,
+				const CompSpillSettings *set, CompSpillStats *stats,
+				Size block_size, Size write_size, Size extent_size)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
@@ -198,6 +205,7 @@ CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
 	sp->comp = CompSpillCompressorCreate(set->level);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
 		CompSpillAutoInit(&sp->ac, set->level);
+	stats->queryid = set->queryid;
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;
 	stats->block_size = block_size;
@@ -205,8 +213,24 @@ CompSpillCreate(TupleDesc tupdesc, const CompSpillSettings *set,
 	/* the file last, so that nothing above can leak it */
 	sp->file = CompSpillFileCreate(set->dio, write_size, extent_size, stats);
 
+	/* freed with the context, like the file's claim on temp space */
+	sp->activity = CompSpillActivityBegin(what, stats);
+
 	MemoryContextSwitchTo(oldcxt);
 	return sp;
+}
+
+/*
+ * Say what the spill does now, for compspill_activity: a phase, and for
+ * COMPSPILL_PHASE_MERGING the pass and the passes planned.
+ */
+void
+CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass, int npasses)
+{
+	sp->phase = phase;
+	sp->pass = pass;
+	sp->npasses = npasses;
+	CompSpillActivityPublish(sp->activity, phase, pass, npasses);
 }
 
 /* Return the spill's temp file */
@@ -529,6 +553,8 @@ compspill_emit_frame(CompSpill *sp)
 
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		compspill_feed_io(sp);
+
+	CompSpillActivityPublish(sp->activity, sp->phase, sp->pass, sp->npasses);
 }
 
 /* Give back the space of a run that will not be read again */

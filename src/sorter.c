@@ -542,7 +542,7 @@ compspill_start_spill(CompSpillSorter *s)
 										   (Size) 256 * 1024));
 	extent_size = Max(extent_size, COMPSPILL_ALIGN);
 
-	s->spill = CompSpillCreate(s->tupdesc, &s->settings, &s->stats,
+	s->spill = CompSpillCreate(s->tupdesc, "sort", &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
@@ -578,6 +578,8 @@ compspill_dump_run(CompSpillSorter *s)
 	compspill_sort_memtuples(s);
 
 	CompSpillRunBegin(s->spill, compspill_new_run(s));
+	s->stats.nruns = s->nruns;
+	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
 	for (i = 0; i < s->memtupcount; i++)
 	{
 		MinimalTuple tup = s->memtuples[i].tuple;
@@ -588,12 +590,11 @@ compspill_dump_run(CompSpillSorter *s)
 		CompSpillRunPut(s->spill, s->minslot->tts_values,
 						s->minslot->tts_isnull);
 		s->stats.bytes_in += tup->t_len;
+		s->stats.rows_spilled++;
 	}
 	ExecClearTuple(s->minslot);
 	CompSpillRunEnd(s->spill);
-
-	s->stats.rows_spilled += s->memtupcount;
-	s->stats.nruns = s->nruns;
+	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
@@ -667,6 +668,7 @@ compspill_merge_to_store(CompSpillSorter *s)
 	CompSpillMergeEnd(s->merge);
 	s->merge = NULL;
 	CompSpillStoreEndWrites(s->store);
+	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_RETURNING, 0, 0);
 	compspill_measure(s);
 	s->status = COMPSPILL_SORTED_IN_STORE;
 }

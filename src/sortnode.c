@@ -189,7 +189,7 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 	compspill_read_spec(cscan, &state->spec);
 	state->spec.est_rows = outerPlan(cscan)->plan_rows;
 	state->spec.est_width = outerPlan(cscan)->plan_width;
-	CompSpillCaptureSettings(&state->settings);
+	CompSpillCaptureSettings(&state->settings, estate);
 
 	/*
 	 * A cached plan may outlive a change of compspill.enabled, which is

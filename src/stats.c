@@ -1,31 +1,52 @@
 /*-------------------------------------------------------------------------
  *
  * stats.c
- *	  What compspill shares and reports about spills outside EXPLAIN: the
- *	  cluster-wide cap on its temporary space, and the log line of
- *	  compspill.log_spills.
+ *	  What compspill shares and reports about spills outside EXPLAIN: its
+ *	  shared memory, the cumulative statistics per database and per
+ *	  statement, the cluster-wide cap on its temporary space, and the log
+ *	  line of compspill.log_spills.  The live view is in activity.c.
+ *
+ * Cumulative statistics
+ * ---------------------
+ *
+ * Every operation that spilled (a sort, a Material's or a CTE's store)
+ * reports its figures here once, when it ends: the same CompSpillStats
+ * EXPLAIN ANALYZE prints.  Loaded from shared_preload_libraries, compspill
+ * adds them to two hash tables in shared memory under one lock: one entry
+ * per database (compspill_stats) and one per (user, database, query
+ * identifier) (compspill_statements, joined to pg_stat_statements on those
+ * columns; only statements with a query identifier, so compute_query_id
+ * must be on, or auto with pg_stat_statements loaded).  The statements
+ * table holds compspill.max_statements entries; when it is full, the
+ * twentieth of them that spilled least often (the least recently among
+ * equals) is evicted.  A spill reports once per operation, so the lock is
+ * taken once per spill, never per row.  Parallel workers report their own
+ * spills, under the leader's statement.  A spill that fails is not counted.
+ * compspill_stats_reset() empties both tables.  The figures live as long
+ * as the server: a restart starts them again.
  *
  * The cap
  * -------
  *
  * temp_file_limit bounds one process; compspill.max_temp_space bounds all
- * of compspill's temporary files in the cluster at once.  Loaded from
- * shared_preload_libraries, compspill keeps the total size of its files in
- * one atomic counter in shared memory.  A spill file claims each extent it
- * adds at its end before writing it (extents reused inside the file claim
- * nothing), and the claim fails with SQLSTATE 53400, as temp_file_limit
- * does, when the total would pass the cap.  A file gives its claim back
- * when it is closed, and, when the query fails instead, when the memory
- * context it lives in is reset (every error path of the executor resets
- * it); a backend that exits gives back whatever it still holds.  The total
- * is readable with compspill_temp_space().
+ * of compspill's temporary files in the cluster at once.  compspill keeps
+ * the total size of its files in one atomic counter in shared memory.  A
+ * spill file claims each extent it adds at its end before writing it
+ * (extents reused inside the file claim nothing), and the claim fails with
+ * SQLSTATE 53400, as temp_file_limit does, when the total would pass the
+ * cap.  A file gives its claim back when it is closed, and, when the query
+ * fails instead, when the memory context it lives in is reset (every error
+ * path of the executor resets it); a backend that exits gives back
+ * whatever it still holds.  The total is readable with
+ * compspill_temp_space().
  *
- * Every operation that spilled (a sort, a Material's or a CTE's store)
- * reports its figures here once, when it ends: the same CompSpillStats
- * EXPLAIN ANALYZE prints.  compspill.log_spills works as log_temp_files
- * does: -1 logs nothing, 0 every spill, a size in kB only the spills that
- * wrote at least that much.  The line is a LOG message, so PostgreSQL adds
- * the statement under it as it does for log_temp_files.
+ * The log line
+ * ------------
+ *
+ * compspill.log_spills works as log_temp_files does: -1 logs nothing, 0
+ * every spill, a size in kB only the spills that wrote at least that much.
+ * The line is a LOG message, so PostgreSQL adds the statement under it as
+ * it does for log_temp_files.
  *
  * IDENTIFICATION
  *	  src/stats.c
@@ -34,18 +55,63 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
 
 #include "compspill.h"
 
-/* What compspill keeps in shared memory */
+/* entries of the per-database table */
+#define COMPSPILL_MAX_DATABASES		256
+
+/* Cumulative figures of the spills of a database or of a statement */
+typedef struct CompSpillCounters
+{
+	int64		spills;			/* operations that spilled */
+	int64		runs;
+	int64		merge_passes;
+	int64		rows_spilled;
+	int64		raw_bytes;		/* in-memory size of the spilled rows */
+	int64		written_bytes;
+	int64		read_bytes;
+	double		write_time_ms;
+	double		read_time_ms;
+	int64		peak_file_bytes;	/* largest file of any one spill */
+} CompSpillCounters;
+
+/*
+ * Key of both tables: a statement's, or a database's with userid and
+ * queryid 0.  No padding, so it hashes as bytes.
+ */
+typedef struct CompSpillStatKey
+{
+	Oid			userid;
+	Oid			dbid;
+	uint64		queryid;
+} CompSpillStatKey;
+
+typedef struct CompSpillStatEntry
+{
+	CompSpillStatKey key;		/* must be first */
+	CompSpillCounters c;
+	uint64		last_used;		/* the shared clock at its last spill */
+} CompSpillStatEntry;
+
+/* What compspill keeps in shared memory, besides the tables */
 typedef struct CompSpillShared
 {
 	pg_atomic_uint64 temp_space;	/* bytes of compspill temp files */
+	LWLock	   *lock;			/* protects the rest and both tables */
+	uint64		clock;			/* advances at every spill counted */
+	TimestampTz stats_reset;	/* when the tables were last emptied */
 } CompSpillShared;
 
 /*
@@ -60,6 +126,8 @@ struct CompSpillSpaceClaim
 };
 
 static CompSpillShared *compspill_shared = NULL;
+static HTAB *compspill_db_table = NULL;
+static HTAB *compspill_stmt_table = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -69,14 +137,37 @@ static bool compspill_exit_registered = false;
 static bool compspill_cap_warned = false;
 
 PG_FUNCTION_INFO_V1(compspill_temp_space);
+PG_FUNCTION_INFO_V1(compspill_stats);
+PG_FUNCTION_INFO_V1(compspill_statements);
+PG_FUNCTION_INFO_V1(compspill_stats_reset);
 
-/* Ask for compspill's shared memory */
+/* Ask for compspill's shared memory and its lock */
 static void
 compspill_shmem_request(void)
 {
+	Size		size = MAXALIGN(sizeof(CompSpillShared));
+
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(CompSpillShared)));
+	size = add_size(size, hash_estimate_size(COMPSPILL_MAX_DATABASES,
+											 sizeof(CompSpillStatEntry)));
+	size = add_size(size, hash_estimate_size(compspill_max_statements,
+											 sizeof(CompSpillStatEntry)));
+	size = add_size(size, CompSpillActivityShmemSize());
+	RequestAddinShmemSpace(size);
+	RequestNamedLWLockTranche("compspill", 1);
+}
+
+/* Attach to one of the statistics tables, creating it in the postmaster */
+static HTAB *
+compspill_table_init(const char *name, int nentries)
+{
+	HASHCTL		info;
+
+	info.keysize = sizeof(CompSpillStatKey);
+	info.entrysize = sizeof(CompSpillStatEntry);
+	return ShmemInitHash(name, nentries, nentries, &info,
+						 HASH_ELEM | HASH_BLOBS);
 }
 
 /* Attach to compspill's shared memory, creating it in the postmaster */
@@ -92,7 +183,17 @@ compspill_shmem_startup(void)
 	compspill_shared = ShmemInitStruct("compspill", sizeof(CompSpillShared),
 									   &found);
 	if (!found)
+	{
 		pg_atomic_init_u64(&compspill_shared->temp_space, 0);
+		compspill_shared->lock = &(GetNamedLWLockTranche("compspill"))->lock;
+		compspill_shared->clock = 0;
+		compspill_shared->stats_reset = GetCurrentTimestamp();
+	}
+	compspill_db_table = compspill_table_init("compspill databases",
+											  COMPSPILL_MAX_DATABASES);
+	compspill_stmt_table = compspill_table_init("compspill statements",
+												compspill_max_statements);
+	CompSpillActivityShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -217,17 +318,254 @@ CompSpillSpaceDone(CompSpillSpaceClaim *claim)
 }
 
 /*
- * SQL: the bytes of compspill temporary files in the cluster now.
+ * Fail unless compspill's shared memory is there: the SQL functions that
+ * read it need compspill in shared_preload_libraries, and must not show
+ * zeros without it.
  */
-Datum
-compspill_temp_space(PG_FUNCTION_ARGS)
+void
+CompSpillCheckShared(void)
 {
 	if (compspill_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("compspill is not loaded from shared_preload_libraries"),
 				 errhint("Add compspill to shared_preload_libraries and restart the server.")));
+}
+
+/*
+ * SQL: the bytes of compspill temporary files in the cluster now.
+ */
+Datum
+compspill_temp_space(PG_FUNCTION_ARGS)
+{
+	CompSpillCheckShared();
 	PG_RETURN_INT64((int64) pg_atomic_read_u64(&compspill_shared->temp_space));
+}
+
+/* Order entries by how often they spilled, then by when they last did */
+static int
+compspill_entry_cmp(const void *a, const void *b)
+{
+	const CompSpillStatEntry *ea = *(CompSpillStatEntry *const *) a;
+	const CompSpillStatEntry *eb = *(CompSpillStatEntry *const *) b;
+
+	if (ea->c.spills != eb->c.spills)
+		return ea->c.spills < eb->c.spills ? -1 : 1;
+	if (ea->last_used != eb->last_used)
+		return ea->last_used < eb->last_used ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Make room in a full table: evict the twentieth of its entries that
+ * spilled least often.  The caller holds the lock exclusively.
+ */
+static void
+compspill_table_evict(HTAB *table, int nentries)
+{
+	HASH_SEQ_STATUS seq;
+	CompSpillStatEntry **entries;
+	CompSpillStatEntry *entry;
+	int			n = 0;
+	int			nevict;
+
+	entries = palloc(sizeof(CompSpillStatEntry *) * hash_get_num_entries(table));
+	hash_seq_init(&seq, table);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		entries[n++] = entry;
+	qsort(entries, n, sizeof(CompSpillStatEntry *), compspill_entry_cmp);
+
+	nevict = Min(Max(nentries / 20, 1), n);
+	for (int i = 0; i < nevict; i++)
+		hash_search(table, &entries[i]->key, HASH_REMOVE, NULL);
+	pfree(entries);
+}
+
+/*
+ * Add the figures of a spill to the entry of key in table, which holds at
+ * most nentries.  The caller holds the lock exclusively.
+ */
+static void
+compspill_table_count(HTAB *table, int nentries, const CompSpillStatKey *key,
+					  const CompSpillStats *st)
+{
+	CompSpillStatEntry *entry;
+	bool		found;
+
+	entry = hash_search(table, key, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		if (hash_get_num_entries(table) >= nentries)
+			compspill_table_evict(table, nentries);
+		entry = hash_search(table, key, HASH_ENTER, &found);
+		Assert(!found);
+		memset(&entry->c, 0, sizeof(entry->c));
+	}
+
+	entry->c.spills++;
+	entry->c.runs += st->nruns;
+	entry->c.merge_passes += st->merge_passes;
+	entry->c.rows_spilled += st->rows_spilled;
+	entry->c.raw_bytes += st->bytes_in;
+	entry->c.written_bytes += st->bytes_written;
+	entry->c.read_bytes += st->bytes_read;
+	entry->c.write_time_ms += INSTR_TIME_GET_MILLISEC(st->write_time);
+	entry->c.read_time_ms += INSTR_TIME_GET_MILLISEC(st->read_time);
+	entry->c.peak_file_bytes = Max(entry->c.peak_file_bytes, st->file_size);
+	entry->last_used = ++compspill_shared->clock;
+}
+
+/*
+ * Add the figures of a spill that ends to its database's and its
+ * statement's entries.
+ */
+static void
+compspill_count_spill(const CompSpillStats *st)
+{
+	CompSpillStatKey key;
+
+	if (compspill_shared == NULL)
+		return;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+
+	LWLockAcquire(compspill_shared->lock, LW_EXCLUSIVE);
+	compspill_table_count(compspill_db_table, COMPSPILL_MAX_DATABASES,
+						  &key, st);
+	if (st->queryid != UINT64CONST(0))
+	{
+		key.userid = GetUserId();
+		key.queryid = st->queryid;
+		compspill_table_count(compspill_stmt_table, compspill_max_statements,
+							  &key, st);
+	}
+	LWLockRelease(compspill_shared->lock);
+}
+
+/* Number of columns of CompSpillCounters in the SQL functions */
+#define COMPSPILL_COUNTER_COLS	10
+
+/* Put the counters in values, from index c on; return the next index */
+static int
+compspill_counters_values(const CompSpillCounters *cnt, Datum *values, int c)
+{
+	values[c++] = Int64GetDatum(cnt->spills);
+	values[c++] = Int64GetDatum(cnt->runs);
+	values[c++] = Int64GetDatum(cnt->merge_passes);
+	values[c++] = Int64GetDatum(cnt->rows_spilled);
+	values[c++] = Int64GetDatum(cnt->raw_bytes);
+	values[c++] = Int64GetDatum(cnt->written_bytes);
+	values[c++] = Int64GetDatum(cnt->read_bytes);
+	values[c++] = Float8GetDatum(cnt->write_time_ms);
+	values[c++] = Float8GetDatum(cnt->read_time_ms);
+	values[c++] = Int64GetDatum(cnt->peak_file_bytes);
+	return c;
+}
+
+/*
+ * SQL: the cumulative figures of each database's spills.
+ */
+Datum
+compspill_stats(PG_FUNCTION_ARGS)
+{
+#define COMPSPILL_STATS_COLS (COMPSPILL_COUNTER_COLS + 2)
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS seq;
+	CompSpillStatEntry *entry;
+	TimestampTz reset;
+
+	CompSpillCheckShared();
+	InitMaterializedSRF(fcinfo, 0);
+
+	LWLockAcquire(compspill_shared->lock, LW_SHARED);
+	reset = compspill_shared->stats_reset;
+	hash_seq_init(&seq, compspill_db_table);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[COMPSPILL_STATS_COLS];
+		bool		nulls[COMPSPILL_STATS_COLS] = {0};
+		int			c = 0;
+
+		values[c++] = ObjectIdGetDatum(entry->key.dbid);
+		c = compspill_counters_values(&entry->c, values, c);
+		values[c++] = TimestampTzGetDatum(reset);
+		Assert(c == COMPSPILL_STATS_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+							 values, nulls);
+	}
+	LWLockRelease(compspill_shared->lock);
+	return (Datum) 0;
+}
+
+/*
+ * SQL: the cumulative figures of each statement's spills.  The query
+ * identifier of another user's statements is shown only to roles with the
+ * privileges of pg_read_all_stats, as pg_stat_statements does.
+ */
+Datum
+compspill_statements(PG_FUNCTION_ARGS)
+{
+#define COMPSPILL_STATEMENTS_COLS (COMPSPILL_COUNTER_COLS + 3)
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS seq;
+	CompSpillStatEntry *entry;
+	Oid			userid = GetUserId();
+	bool		all_stats;
+
+	CompSpillCheckShared();
+	InitMaterializedSRF(fcinfo, 0);
+	all_stats = has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS);
+
+	LWLockAcquire(compspill_shared->lock, LW_SHARED);
+	hash_seq_init(&seq, compspill_stmt_table);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[COMPSPILL_STATEMENTS_COLS];
+		bool		nulls[COMPSPILL_STATEMENTS_COLS] = {0};
+		int			c = 0;
+
+		values[c++] = ObjectIdGetDatum(entry->key.userid);
+		values[c++] = ObjectIdGetDatum(entry->key.dbid);
+		if (all_stats || entry->key.userid == userid)
+			values[c++] = Int64GetDatum((int64) entry->key.queryid);
+		else
+			nulls[c++] = true;
+		c = compspill_counters_values(&entry->c, values, c);
+		Assert(c == COMPSPILL_STATEMENTS_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+							 values, nulls);
+	}
+	LWLockRelease(compspill_shared->lock);
+	return (Datum) 0;
+}
+
+/* Remove every entry of a table; the caller holds the lock exclusively */
+static void
+compspill_table_clear(HTAB *table)
+{
+	HASH_SEQ_STATUS seq;
+	CompSpillStatEntry *entry;
+
+	hash_seq_init(&seq, table);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		hash_search(table, &entry->key, HASH_REMOVE, NULL);
+}
+
+/*
+ * SQL: empty both statistics tables and note the time.
+ */
+Datum
+compspill_stats_reset(PG_FUNCTION_ARGS)
+{
+	CompSpillCheckShared();
+
+	LWLockAcquire(compspill_shared->lock, LW_EXCLUSIVE);
+	compspill_table_clear(compspill_db_table);
+	compspill_table_clear(compspill_stmt_table);
+	compspill_shared->stats_reset = GetCurrentTimestamp();
+	LWLockRelease(compspill_shared->lock);
+	PG_RETURN_VOID();
 }
 
 /* Round a byte count up to kB */
@@ -238,13 +576,16 @@ compspill_stats_kb(int64 bytes)
 }
 
 /*
- * Report the figures of an operation that spilled, now that it ends; what
- * names the node ("sort", "material", "CTE").
+ * Report the figures of an operation that spilled, now that it ends: count
+ * them, and log them if asked to; what names the node ("sort", "material",
+ * "CTE").
  */
 void
 CompSpillReportSpill(const char *what, const CompSpillStats *st)
 {
 	double		ratio;
+
+	compspill_count_spill(st);
 
 	if (compspill_log_spills < 0 ||
 		st->bytes_written < (int64) compspill_log_spills * 1024)

@@ -374,13 +374,14 @@ compspill_store_spill(CompSpillStore *st)
 
 	(void) compspill_store_spill_sizes(st, &block_size, &write_size,
 									   &extent_size);
-	st->sp = CompSpillCreate(st->tupdesc, &st->set, st->stats, block_size,
-							 write_size, extent_size);
+	st->sp = CompSpillCreate(st->tupdesc, st->what, &st->set, st->stats,
+							 block_size, write_size, extent_size);
 	st->own_sp = true;
 	st->block_size = block_size;
 	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
 	CompSpillRunBeginIndexed(st->sp, &st->run);
 	st->stats->nruns = 1;
+	CompSpillSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
 	MemoryContextSwitchTo(oldcxt);
 
 	/* rows trimmed away are not in the run; its row 0 is the store's run_base */

@@ -1,0 +1,270 @@
+#
+# 009_monitoring.pl
+#	  compspill_stats, compspill_statements and compspill_activity: the
+#	  cumulative figures equal EXPLAIN ANALYZE's for the queries that ran,
+#	  under the query identifier EXPLAIN VERBOSE shows and that
+#	  pg_stat_statements joins on; parallel workers are counted; the table
+#	  of statements keeps compspill.max_statements, evicting the statements
+#	  that spilled least; the reset empties both; the live view shows a
+#	  sort while it reads its input and while it returns rows, and a
+#	  Material's store, as seen from a second session; without
+#	  shared_preload_libraries every view says so instead of showing zeros.
+#
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use CompSpillTAP;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = compspill_node(
+	'main',
+	preload => 'shared',
+	conf => qq{
+shared_preload_libraries = 'compspill,pg_stat_statements'
+compute_query_id = on
+compspill.max_statements = 100
+});
+make_words_table($node, 't', 200_000);
+$node->safe_psql('postgres',
+	'CREATE EXTENSION compspill; CREATE EXTENSION pg_stat_statements');
+
+my $spill = "SET work_mem = '1MB';";
+my $sort = 'SELECT id, grp, price, ts, txt FROM t ORDER BY txt, id';
+my $gate = "pg_advisory_xact_lock_shared($GATE_LOCK)::text = ''";
+my $counters = 'spills, runs, merge_passes, rows_spilled, '
+  . 'ceil(raw_bytes / 1024.0), ceil(written_bytes / 1024.0), '
+  . 'ceil(peak_file_bytes / 1024.0)';
+
+# Run EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) of $query after $setup; return
+# the plan's top node and the query identifier.
+sub explain_json
+{
+	my ($setup, $query) = @_;
+	my $json = $node->safe_psql('postgres',
+		"$setup EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, FORMAT JSON) $query");
+	my $doc = decode_json($json)->[0];
+
+	return ($doc->{Plan}, $doc->{'Query Identifier'});
+}
+
+# The EXPLAIN figures of a spilled node, in the order of $counters.
+sub explain_figures
+{
+	my ($n) = @_;
+	return join('|',
+		1, $n->{'Spill Runs'}, $n->{'Merge Passes'}, $n->{'Rows Spilled'},
+		$n->{'Bytes Before Encoding'}, $n->{'Bytes Written'},
+		$n->{'Temp File Peak'});
+}
+
+# --- without shared_preload_libraries, the views refuse ---
+my $session = compspill_node('session', preload => 'session');
+$session->safe_psql('postgres', 'CREATE EXTENSION compspill');
+foreach my $obj ('compspill_stats', 'compspill_statements',
+	'compspill_activity')
+{
+	my ($rc, $out, $err) = $session->psql('postgres', "SELECT * FROM $obj");
+	like(
+		$err,
+		qr/ERROR:  (?:55000: )?compspill is not loaded from shared_preload_libraries\n(?:.*\n)?HINT:  Add compspill to shared_preload_libraries and restart the server\./,
+		"$obj without shared_preload_libraries is an error with a hint");
+}
+my ($src, $sout, $serr) =
+  $session->psql('postgres', 'SELECT compspill_stats_reset()');
+like($serr, qr/compspill is not loaded from shared_preload_libraries/,
+	'so is compspill_stats_reset()');
+$session->stop;
+
+# --- the counters are EXPLAIN's figures ---
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+is($node->safe_psql('postgres',
+		'SELECT (SELECT count(*) FROM compspill_stats) + '
+		  . '(SELECT count(*) FROM compspill_statements)'),
+	0, 'after a reset both views are empty');
+
+my ($plan, $qid) = explain_json($spill, $sort);
+is($plan->{'Custom Plan Provider'}, 'CompSpill Sort', 'the sort is compspill\'s');
+ok($plan->{'Spill Runs'} > 1, 'and it spilled');
+my $want = explain_figures($plan);
+is($node->safe_psql('postgres',
+		"SELECT $counters FROM compspill_stats WHERE datname = 'postgres'"),
+	$want, 'compspill_stats has the figures of that EXPLAIN ANALYZE');
+is($node->safe_psql('postgres',
+		"SELECT $counters FROM compspill_statements WHERE queryid = $qid"),
+	$want, 'compspill_statements has them under its query identifier');
+is($node->safe_psql('postgres',
+		"SELECT round(write_time_ms::numeric, 3) || '|' || round(read_time_ms::numeric, 3) "
+		  . "FROM compspill_statements WHERE queryid = $qid"),
+	sprintf('%.3f|%.3f', $plan->{'Write Time'}, $plan->{'Read Time'}),
+	'and the time spent writing and reading');
+
+# the same statement again, run for real: twice the figures but the peak
+$node->safe_psql('postgres', "$spill SELECT count(*) FROM ($sort) s");
+my ($qid2) = (explain_json($spill, "SELECT count(*) FROM ($sort) s"))[1];
+$node->safe_psql('postgres', "$spill SELECT count(*) FROM ($sort) s");
+is($node->safe_psql('postgres',
+		"SELECT spills, rows_spilled FROM compspill_statements WHERE queryid = $qid2"),
+	'3|600000', 'a statement run three times has three spills');
+is($node->safe_psql('postgres',
+		"SELECT spills, rows_spilled FROM compspill_stats WHERE datname = 'postgres'"),
+	'4|800000', 'the database has all four');
+like(
+	$node->safe_psql(
+		'postgres', q{
+SELECT p.query FROM compspill_statements c
+    JOIN pg_stat_statements p USING (userid, dbid, queryid)
+WHERE c.spills = 3}),
+	qr/^SELECT count\(\*\) FROM \(SELECT id, grp, price, ts, txt FROM t ORDER BY txt, id\) s$/m,
+	'compspill_statements joins to pg_stat_statements on (userid, dbid, queryid)');
+
+# a Material's store is counted too
+$node->safe_psql('postgres',
+	'CREATE TABLE o3 AS SELECT g AS id FROM generate_series(1, 3) g; ANALYZE o3');
+my $nestloop = 'SET enable_hashjoin = off; SET enable_mergejoin = off;';
+my $matq = 'SELECT count(*) FROM o3 LEFT JOIN t ON t.grp >= o3.id * 300 AND t.txt > \'\'';
+my ($mplan, $mqid) = explain_json("$spill $nestloop", $matq);
+my $mat = $mplan->{Plans}[0]{Plans}[1];
+is($mat->{'Custom Plan Provider'}, 'CompSpill Material',
+	'a nested loop has a CompSpill Material');
+is($mat->{Storage}, 'Disk', 'whose store spills');
+is($node->safe_psql('postgres',
+		"SELECT $counters FROM compspill_statements WHERE queryid = $mqid"),
+	explain_figures($mat), 'the Material\'s figures are counted as EXPLAIN shows them');
+
+# parallel workers count their own spills
+my $par = 'SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; '
+  . 'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;';
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+my ($pplan) = explain_json("$spill $par", $sort);
+my $launched = $pplan->{'Workers Launched'};
+ok($launched >= 1, "a parallel sort launched $launched worker(s)");
+is($node->safe_psql('postgres',
+		"SELECT spills || '|' || rows_spilled FROM compspill_stats WHERE datname = 'postgres'"),
+	(1 + $launched) . '|200000',
+	'the leader\'s and every worker\'s spill are counted, every row once');
+
+# a user sees the query identifiers of its own statements only
+$node->safe_psql('postgres',
+	'CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN; GRANT SELECT ON t TO alice');
+$node->safe_psql('postgres', "$spill SELECT count(*) FROM ($sort) s",
+	extra_params => [ '-U', 'alice' ]);
+is($node->safe_psql('postgres',
+		q{SELECT count(queryid) || '|' || count(*) FROM compspill_statements
+		  WHERE userid = 'alice'::regrole},
+		extra_params => [ '-U', 'alice' ]),
+	'1|1', 'alice sees her statement with its query identifier');
+is($node->safe_psql('postgres',
+		q{SELECT count(queryid) || '|' || count(*) FROM compspill_statements
+		  WHERE userid = 'alice'::regrole},
+		extra_params => [ '-U', 'bob' ]),
+	'0|1', 'bob sees its figures without the identifier');
+my ($rc, $out, $err) = $node->psql('postgres', 'SELECT compspill_stats_reset()',
+	extra_params => [ '-U', 'bob' ]);
+like($err, qr/permission denied for function compspill_stats_reset/,
+	'an ordinary user cannot reset the statistics');
+
+# --- compspill.max_statements: the statements that spilled least go ---
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+my $keep = "SELECT count(*) FROM (SELECT txt FROM t ORDER BY txt) s";
+$node->safe_psql('postgres', "$spill $keep; $keep");
+my $many = "SET work_mem = '64kB';";
+for my $i (1 .. 110)
+{
+	# a different target list each time makes a different query identifier
+	my $cols = join(', ', ('id') x $i);
+	$many .= " SELECT count(*) FROM (SELECT $cols FROM t WHERE id <= 5000 ORDER BY txt) s;";
+}
+$node->safe_psql('postgres', $many);
+my $n = $node->safe_psql('postgres', 'SELECT count(*) FROM compspill_statements');
+ok($n <= 100 && $n >= 90, "the table holds at most 100 statements ($n)");
+is($node->safe_psql('postgres',
+		'SELECT count(*) FROM compspill_statements WHERE spills = 2'),
+	1, 'the statement that spilled twice was not evicted');
+is($node->safe_psql('postgres',
+		"SELECT spills FROM compspill_stats WHERE datname = 'postgres'"),
+	112, 'the database counts every spill');
+
+# the reset empties both and moves stats_reset
+my $before = $node->safe_psql('postgres',
+	"SELECT stats_reset FROM compspill_stats WHERE datname = 'postgres'");
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+$node->safe_psql('postgres', "$spill SELECT count(*) FROM ($sort) s");
+is($node->safe_psql('postgres',
+		"SELECT spills, stats_reset > '$before' FROM compspill_stats"),
+	'1|t', 'a reset starts the counts again and is dated');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_statements'),
+	1, 'compspill_statements too');
+
+# --- compspill_activity, read from a second session ---
+is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
+	0, 'nothing is in progress at rest');
+
+my $holder = $node->background_psql('postgres');
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+
+# stalled while reading its input, after some runs
+my $q = start_query($node, "SET work_mem = '1MB'; SET compspill.codec = lz4",
+	"SELECT count(*) FROM (SELECT id, txt FROM t WHERE id <> 150000 OR $gate ORDER BY txt) s");
+my $pid = wait_for_lock_waiter($node);
+my $row = $node->safe_psql('postgres',
+	"SELECT node, phase, codec, runs > 1, rows > 100000, bytes_written > 0, "
+	  . "file_size > 0, datid = (SELECT oid FROM pg_database WHERE datname = 'postgres'), "
+	  . "queryid = (SELECT query_id FROM pg_stat_activity WHERE pid = $pid) "
+	  . "FROM compspill_activity WHERE pid = $pid");
+is($row, 'sort|reading input|lz4|t|t|t|t|t|t',
+	'a sort paused in its input shows its runs, rows, bytes and statement');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+my ($qrc) = finish_query($q);
+is($qrc, 0, 'the sort finishes');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
+	0, 'and leaves the view');
+
+# stalled at its first row out
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $spill,
+	"SELECT count(*) FROM ($sort OFFSET 0) s WHERE $gate");
+$pid = wait_for_lock_waiter($node);
+is($node->safe_psql('postgres',
+		"SELECT phase, rows, runs > 1 FROM compspill_activity WHERE pid = $pid"),
+	'returning rows|200000|t', 'a sort stalled at its output is returning rows');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($qrc) = finish_query($q);
+is($qrc, 0, 'it finishes');
+
+# a Material's store, stalled at the second outer row, once it holds
+# every inner row
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, "$spill $nestloop",
+	"SELECT count(*) FROM o3 LEFT JOIN t ON t.grp >= o3.id * 300 AND t.txt > '' "
+	  . "AND (o3.id = 1 OR $gate)");
+$pid = wait_for_lock_waiter($node);
+is($node->safe_psql('postgres',
+		"SELECT node, phase, rows BETWEEN 190000 AND 200000 "
+		  . "FROM compspill_activity WHERE pid = $pid"),
+	'material|storing rows|t',
+	'a Material\'s store shows as storing rows, counted to its last block');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($qrc) = finish_query($q);
+is($qrc, 0, 'the join finishes');
+
+# cancelled while shown: its slot is freed
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $spill,
+	"SELECT count(*) FROM ($sort OFFSET 0) s WHERE $gate");
+$pid = wait_for_lock_waiter($node);
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+($qrc) = finish_query($q);
+isnt($qrc, 0, 'a cancelled sort fails');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
+	0, 'and leaves the view');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+$holder->quit;
+
+$node->stop;
+done_testing();
