@@ -194,10 +194,23 @@ is($node->safe_psql('postgres',
 my $before = $node->safe_psql('postgres',
 	"SELECT stats_reset FROM compspill_stats WHERE datname = 'postgres'");
 $node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+my ($files0, $bytes0) = db_temp_stats($node);
 $node->safe_psql('postgres', "$spill SELECT count(*) FROM ($sort) s");
 is($node->safe_psql('postgres',
 		"SELECT spills, stats_reset > '$before' FROM compspill_stats"),
 	'1|t', 'a reset starts the counts again and is dated');
+
+# pg_stat_database counts the spill's file at its peak size
+my ($files1, $bytes1);
+wait_until(
+	'the spill in pg_stat_database',
+	sub {
+		($files1, $bytes1) = db_temp_stats($node);
+		return $files1 > $files0;
+	});
+is(($files1 - $files0) . '|' . ($bytes1 - $bytes0),
+	'1|' . $node->safe_psql('postgres', 'SELECT peak_file_bytes FROM compspill_stats'),
+	'pg_stat_database has one temp file of peak_file_bytes');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_statements'),
 	1, 'compspill_statements too');
 
