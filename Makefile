@@ -15,6 +15,7 @@ OBJS = \
 	src/merge.o \
 	src/blockcodec.o \
 	src/compress.o \
+	src/cipher.o \
 	src/autocodec.o \
 	src/spillfile.o \
 	src/stats.o \
@@ -29,7 +30,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
 	sql/$(EXTENSION)--0.3.0--0.4.0.sql
 
-REGRESS = setup types collate_icu toast tuples plans rescan material cte dml cursors prepared parallel explain settings codecs multipass tempfiles memory upgrade
+REGRESS = setup types collate_icu toast tuples plans rescan material cte dml cursors prepared parallel explain settings codecs encryption multipass tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
@@ -43,7 +44,7 @@ PG_CFLAGS += -Wall -Wextra
 ifdef COMPSPILL_WERROR
 PG_CFLAGS += -Werror
 endif
-SHLIB_LINK += -llz4 -lzstd
+SHLIB_LINK += -llz4 -lzstd -lcrypto
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

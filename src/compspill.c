@@ -39,12 +39,19 @@ int			compspill_write_size = 1024;
 int			compspill_log_spills = -1;
 int			compspill_max_temp_space = -1;
 int			compspill_max_statements = 5000;
+int			compspill_encryption = COMPSPILL_ENCRYPTION_OFF;
 
 static const struct config_enum_entry codec_options[] = {
 	{"none", COMPSPILL_CODEC_NONE, false},
 	{"lz4", COMPSPILL_CODEC_LZ4, false},
 	{"zstd", COMPSPILL_CODEC_ZSTD, false},
 	{"auto", COMPSPILL_CODEC_AUTO, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry encryption_options[] = {
+	{"off", COMPSPILL_ENCRYPTION_OFF, false},
+	{"aes-256-gcm", COMPSPILL_ENCRYPTION_AES_256_GCM, false},
 	{NULL, 0, false}
 };
 
@@ -136,6 +143,16 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("compspill.encryption",
+							 "Encrypts spilled blocks with a key only the backend holds.",
+							 "off or aes-256-gcm.",
+							 &compspill_encryption,
+							 COMPSPILL_ENCRYPTION_OFF,
+							 encryption_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	/* sizes shared memory: exists only where there is shared memory */
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("compspill.max_statements",
@@ -168,6 +185,7 @@ CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
 	set->codec = (CompSpillCodec) compspill_codec;
 	set->level = compspill_compression_level;
 	set->dio = compspill_enable_dio;
+	set->encrypt = compspill_encryption != COMPSPILL_ENCRYPTION_OFF;
 	set->block_size = (Size) compspill_block_size * 1024;
 	set->write_size = (Size) compspill_write_size * 1024;
 	set->queryid = estate->es_plannedstmt ?

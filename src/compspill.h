@@ -20,6 +20,7 @@
  *	run.c			the spill object; runs of framed, checksummed blocks
  *	blockcodec.c	N rows <-> column streams, sort-aware encodings
  *	compress.c		none / lz4 / zstd on byte buffers
+ *	cipher.c		compspill.encryption: AES-256-GCM of each frame's payload
  *	autocodec.c		compspill.codec = auto: the codec from measured costs
  *	spillfile.c		the temp file: extents, aligned writes, O_DIRECT
  *	stats.c			shared memory; cumulative statistics, the cap, the log line
@@ -79,6 +80,14 @@ extern int	compspill_write_size;	/* kB */
 extern int	compspill_log_spills;	/* kB, -1: off */
 extern int	compspill_max_temp_space;	/* kB, -1: off */
 extern int	compspill_max_statements;
+extern int	compspill_encryption;
+
+/* compspill.encryption */
+typedef enum CompSpillEncryption
+{
+	COMPSPILL_ENCRYPTION_OFF = 0,
+	COMPSPILL_ENCRYPTION_AES_256_GCM = 1
+} CompSpillEncryption;
 
 /*
  * The settings an operation spills with, captured once at executor start so
@@ -89,6 +98,7 @@ typedef struct CompSpillSettings
 	CompSpillCodec codec;		/* none, lz4, zstd or auto */
 	int			level;			/* zstd level */
 	bool		dio;			/* compspill.enable_dio */
+	bool		encrypt;		/* compspill.encryption is not off */
 	Size		block_size;		/* compspill.block_size, bytes */
 	Size		write_size;		/* compspill.write_size, bytes */
 	uint64		queryid;		/* the statement's query identifier, or 0 */
@@ -108,6 +118,7 @@ typedef struct CompSpillStats
 	CompSpillCodec codec;		/* codec asked for */
 	bool		dio_requested;	/* compspill.enable_dio at start */
 	bool		dio_active;		/* direct I/O actually in use */
+	bool		encrypted;		/* frames encrypted with AES-256-GCM */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
 								 * included */
@@ -145,6 +156,22 @@ extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								const char *src, Size srclen,
 								char *dst, Size rawlen,
 								const char **errdetail);
+
+/* cipher.c */
+typedef struct CompSpillCipher CompSpillCipher;
+
+#define COMPSPILL_CIPHER_TAG_SIZE	16
+
+extern CompSpillCipher *CompSpillCipherCreate(void);
+extern uint64 CompSpillCipherRunSerial(void);
+extern const char *CompSpillCipherLastError(void);
+extern const char *CompSpillEncryptionName(bool encrypted);
+extern void CompSpillEncrypt(CompSpillCipher *c, uint64 serial, int64 frame,
+							 const void *aad, Size aadlen, char *payload,
+							 Size len);
+extern bool CompSpillDecrypt(CompSpillCipher *c, uint64 serial, int64 frame,
+							 const void *aad, Size aadlen, char *payload,
+							 Size len);
 
 /* autocodec.c */
 
@@ -360,6 +387,7 @@ typedef struct CompSpillFrameRef
 /* A run: a sequence of frames in a stream of the spill file */
 typedef struct CompSpillRun
 {
+	uint64		serial;			/* unique in the backend: the cipher's nonce */
 	CompSpillExtents extents;	/* where its bytes are */
 	int64		len;			/* bytes of frames (flushed, while written) */
 	int64		nrows;

@@ -60,8 +60,9 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	{
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
-						 "Spill: codec=%s  direct I/O=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
-						 codec, st->dio_active ? "on" : "off", st->nruns,
+						 "Spill: codec=%s  direct I/O=%s  encryption=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
+						 codec, st->dio_active ? "on" : "off",
+						 CompSpillEncryptionName(st->encrypted), st->nruns,
 						 st->merge_passes, st->rows_spilled);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
@@ -87,6 +88,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 
 	ExplainPropertyText("Spill Codec", codec, es);
 	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	ExplainPropertyText("Spill Encryption",
+						CompSpillEncryptionName(st->encrypted), es);
 	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);
 	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
 	ExplainPropertyInteger("Rows Spilled", NULL, st->rows_spilled, es);

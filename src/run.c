@@ -26,7 +26,8 @@
  *		CompSpillFrameHeader (24 bytes)
  *			uint32	magic		COMPSPILL_FRAME_MAGIC
  *			uint8	codec		how the payload is stored (CompSpillCodec)
- *			uint8	reserved[3]	zero
+ *			uint8	flags		COMPSPILL_FRAME_ENCRYPTED, or zero
+ *			uint8	reserved[2]	zero
  *			uint32	nrows		rows in the block, > 0
  *			uint32	raw_len		size of the encoded block
  *			uint32	stored_len	size of the payload that follows
@@ -36,7 +37,11 @@
  * The payload is the block codec's encoding of nrows rows, compressed with
  * the codec chosen for that frame, or stored as it is (codec NONE) when
  * compression did not make it smaller.  Headers are in host byte order: the
- * file never leaves the backend that wrote it.
+ * file never leaves the backend that wrote it.  With compspill.encryption,
+ * the payload is then encrypted (see cipher.c) and followed by its 16-byte
+ * authentication tag, counted in stored_len; a spill's frames are all
+ * encrypted or none are, and a reader refuses a frame whose flag says
+ * otherwise.
  *
  * Writing: rows go to a CompSpillEncoder; when it reports full, the block
  * is framed.  Without compression the encoder finishes straight into space
@@ -78,7 +83,8 @@ typedef struct CompSpillFrameHeader
 {
 	uint32		magic;
 	uint8		codec;			/* CompSpillCodec of the payload */
-	uint8		reserved[3];
+	uint8		flags;
+	uint8		reserved[2];
 	uint32		nrows;
 	uint32		raw_len;		/* encoded size */
 	uint32		stored_len;		/* payload size */
@@ -86,6 +92,9 @@ typedef struct CompSpillFrameHeader
 } CompSpillFrameHeader;
 
 #define COMPSPILL_FRAME_HEADER_SIZE sizeof(CompSpillFrameHeader)
+
+/* flags of a frame header */
+#define COMPSPILL_FRAME_ENCRYPTED	0x01
 
 StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
 				 "compspill frame header must have no padding");
@@ -98,6 +107,7 @@ struct CompSpill
 	CompSpillStats *stats;
 	CompSpillFile *file;
 	CompSpillCompressor *comp;
+	CompSpillCipher *cipher;	/* NULL unless encrypting */
 
 	/* the writer: encoder and scratch live in writecxt */
 	MemoryContext writecxt;
@@ -146,6 +156,10 @@ struct CompSpillRunReader
 	CompSpillRun *run;
 	bool		consume;		/* give extents back as they are passed */
 	off_t		pos;			/* next frame */
+	int64		frame;			/* its number in the run */
+
+	/* bytes of the window below this were decrypted in place */
+	off_t		plain_end;
 
 	/* current block, read row by row */
 	CompSpillDecodedBlock blk;
@@ -208,7 +222,10 @@ CompSpillCreate(TupleDesc tupdesc, const char *what,
 	stats->queryid = set->queryid;
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;
+	stats->encrypted = set->encrypt;
 	stats->block_size = block_size;
+	if (set->encrypt)
+		sp->cipher = CompSpillCipherCreate();
 
 	/* the file last, so that nothing above can leak it */
 	sp->file = CompSpillFileCreate(set->dio, write_size, extent_size, stats);
@@ -283,6 +300,7 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
 	Assert(CompSpillEncoderRows(sp->enc) == 0);
 
 	memset(run, 0, sizeof(CompSpillRun));
+	run->serial = CompSpillCipherRunSerial();
 	sp->run = run;
 	CompSpillFileBeginStream(sp->file, &run->extents);
 }
@@ -448,6 +466,7 @@ compspill_emit_frame(CompSpill *sp)
 	char	   *frame;
 	char	   *payload;
 	off_t		offset;
+	Size		tag = sp->cipher ? COMPSPILL_CIPHER_TAG_SIZE : 0;
 
 	if (nrows == 0)
 		return;
@@ -462,7 +481,7 @@ compspill_emit_frame(CompSpill *sp)
 	if (codec == COMPSPILL_CODEC_NONE)
 	{
 		frame = CompSpillFileReserve(sp->file,
-									 COMPSPILL_FRAME_HEADER_SIZE + rawlen);
+									 COMPSPILL_FRAME_HEADER_SIZE + rawlen + tag);
 		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
 		CompSpillEncoderFinish(sp->enc, payload);
 		stored_len = rawlen;
@@ -481,7 +500,7 @@ compspill_emit_frame(CompSpill *sp)
 		bound = CompSpillCompressBound(sp->comp, codec, rawlen);
 		frame = CompSpillFileReserve(sp->file,
 									 COMPSPILL_FRAME_HEADER_SIZE +
-									 Max(bound, rawlen));
+									 Max(bound, rawlen) + tag);
 		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
 		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		{
@@ -521,6 +540,15 @@ compspill_emit_frame(CompSpill *sp)
 	hdr.codec = (uint8) stored_codec;
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
+	if (sp->cipher)
+	{
+		/* the header, crc still zero, is authenticated with the payload */
+		hdr.flags = COMPSPILL_FRAME_ENCRYPTED;
+		hdr.stored_len = (uint32) (stored_len + tag);
+		CompSpillEncrypt(sp->cipher, sp->run->serial, sp->run->nframes,
+						 &hdr, sizeof(hdr), payload, stored_len);
+		stored_len += tag;
+	}
 	hdr.stored_len = (uint32) stored_len;
 	hdr.crc = compspill_frame_crc(&hdr, payload);
 	memcpy(frame, &hdr, sizeof(hdr));
@@ -670,9 +698,11 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 	r->run = run;
 	r->consume = consume;
 	r->pos = 0;
+	r->frame = 0;
 	r->blk.nrows = r->blk.row = 0;
 	r->rbuf_len = 0;
 	r->rbuf_off = 0;
+	r->plain_end = 0;
 }
 
 /*
@@ -689,10 +719,12 @@ CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
 	{
 		r->rbuf_len = 0;
 		r->rbuf_off = 0;
+		r->plain_end = 0;
 	}
 	r->run = run;
 	r->consume = false;
 	r->pos = (off_t) run->index[frame].offset;
+	r->frame = frame;
 	r->blk.nrows = r->blk.row = 0;
 }
 
@@ -761,6 +793,17 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 	Size		want;
 	Size		need;
 	Size		got;
+
+	/*
+	 * Frames below plain_end were decrypted in place: going back to one
+	 * reads it from the file again.
+	 */
+	if (unlikely(pos < r->plain_end))
+	{
+		r->rbuf_len = 0;
+		r->rbuf_off = 0;
+		r->plain_end = 0;
+	}
 
 	if (likely(pos >= r->rbuf_off &&
 			   (Size) (pos - r->rbuf_off) + len <= r->rbuf_len))
@@ -835,11 +878,12 @@ compspill_load_frame(CompSpillRunReader *r)
 {
 	CompSpillFrameHeader hdr;
 	const char *frame;
-	const char *payload;
+	char	   *payload;
 	const char *raw;
 	const char *detail = NULL;
 	pg_crc32c	crc;
 	off_t		pos = r->pos;
+	Size		payload_len;
 	instr_time	start;
 
 	if (pos >= r->run->len)
@@ -875,21 +919,51 @@ compspill_load_frame(CompSpillRunReader *r)
 		compspill_corrupt_frame(r, pos,
 								psprintf("Block payload of %u bytes runs past the end of the run at offset %lld.",
 										 hdr.stored_len, (long long) r->run->len));
-	if (hdr.codec == COMPSPILL_CODEC_NONE && hdr.raw_len != hdr.stored_len)
+	if ((hdr.flags != 0) != (r->sp->cipher != NULL) ||
+		(hdr.flags & ~COMPSPILL_FRAME_ENCRYPTED) != 0)
 		compspill_corrupt_frame(r, pos,
-								psprintf("Uncompressed block has raw size %u but stored size %u.",
-										 hdr.raw_len, hdr.stored_len));
+								psprintf("Frame flags %02X do not match the spill, which is %s.",
+										 hdr.flags,
+										 r->sp->cipher ? "encrypted" : "not encrypted"));
+	payload_len = hdr.stored_len;
+	if (r->sp->cipher)
+	{
+		if (payload_len < COMPSPILL_CIPHER_TAG_SIZE)
+			compspill_corrupt_frame(r, pos,
+									psprintf("Encrypted payload of %u bytes is shorter than its tag.",
+											 hdr.stored_len));
+		payload_len -= COMPSPILL_CIPHER_TAG_SIZE;
+	}
+	if (hdr.codec == COMPSPILL_CODEC_NONE && hdr.raw_len != payload_len)
+		compspill_corrupt_frame(r, pos,
+								psprintf("Uncompressed block has raw size %u but stored size %zu.",
+										 hdr.raw_len, payload_len));
 
 	/* the whole frame; the header may have been read on its own */
 	frame = compspill_read_window(r, pos,
 								  COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
-	payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+	payload = (char *) frame + COMPSPILL_FRAME_HEADER_SIZE;
 
 	crc = compspill_frame_crc(&hdr, payload);
 	if (!EQ_CRC32C(crc, hdr.crc))
 		compspill_corrupt_frame(r, pos,
 								psprintf("Block checksum mismatch: stored %08X, computed %08X.",
 										 hdr.crc, crc));
+
+	if (r->sp->cipher)
+	{
+		CompSpillFrameHeader aad = hdr;
+
+		/* in place: the window's copy of this frame is plaintext from now */
+		aad.crc = 0;
+		r->plain_end = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE +
+									  hdr.stored_len);
+		if (!CompSpillDecrypt(r->sp->cipher, r->run->serial, r->frame,
+							  &aad, sizeof(aad), payload, hdr.stored_len))
+			compspill_corrupt_frame(r, pos,
+									psprintf("Frame %lld of the run failed authentication: it is not the block written there.",
+											 (long long) r->frame));
+	}
 
 	if (hdr.codec == COMPSPILL_CODEC_NONE)
 		raw = payload;
@@ -901,7 +975,7 @@ compspill_load_frame(CompSpillRunReader *r)
 
 		INSTR_TIME_SET_CURRENT(start);
 		if (!CompSpillDecompress(r->sp->comp, (CompSpillCodec) hdr.codec,
-								 payload, hdr.stored_len,
+								 payload, payload_len,
 								 r->dbuf, hdr.raw_len, &detail))
 			compspill_corrupt_frame(r, pos, detail ? detail :
 									"The block could not be decompressed.");
@@ -931,6 +1005,7 @@ compspill_load_frame(CompSpillRunReader *r)
 			 r->blk.nrows, hdr.nrows);
 
 	r->pos = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
+	r->frame++;
 
 	return true;
 }

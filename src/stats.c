@@ -600,13 +600,14 @@ CompSpillReportSpill(const char *what, const CompSpillStats *st)
 					compspill_stats_kb(st->bytes_written), ratio,
 					compspill_stats_kb(st->file_size),
 					compspill_stats_kb(st->peak_mem)),
-			 errdetail("Codec %s: frames none=" INT64_FORMAT ", lz4=" INT64_FORMAT ", zstd=" INT64_FORMAT ", stored raw=" INT64_FORMAT "; direct I/O %s; write %.3f ms, read %.3f ms.",
+			 errdetail("Codec %s: frames none=" INT64_FORMAT ", lz4=" INT64_FORMAT ", zstd=" INT64_FORMAT ", stored raw=" INT64_FORMAT "; direct I/O %s; encryption %s; write %.3f ms, read %.3f ms.",
 					   CompSpillCodecName(st->codec),
 					   st->frames_by_codec[COMPSPILL_CODEC_NONE],
 					   st->frames_by_codec[COMPSPILL_CODEC_LZ4],
 					   st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
 					   st->frames_raw,
 					   st->dio_active ? "on" : "off",
+					   CompSpillEncryptionName(st->encrypted),
 					   INSTR_TIME_GET_MILLISEC(st->write_time),
 					   INSTR_TIME_GET_MILLISEC(st->read_time))));
 }

@@ -17,6 +17,7 @@ PACKAGES=(
 	postgresql-server-dev-15	# pg_config, PGXS, server headers
 	libzstd-dev
 	liblz4-dev
+	libssl-dev					# OpenSSL's libcrypto: compspill.encryption
 	libipc-run-perl				# IPC::Run, for PostgreSQL::Test::Cluster
 	perl						# prove, Test::More
 	make

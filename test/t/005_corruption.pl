@@ -2,7 +2,9 @@
 # test/t/005_corruption.pl
 #	  A spill file damaged while the final merge is reading it makes the
 #	  query fail with SQLSTATE XX001 (data_corrupted), never return rows, and
-#	  leave nothing in pgsql_tmp.
+#	  leave nothing in pgsql_tmp.  With compspill.encryption, frames forged
+#	  with a valid CRC and frames swapped with each other fail the same way,
+#	  caught by their authentication tag.
 #
 # The sort is held at its first output row by an advisory lock the test
 # holds: every run is written and the merge has read only the first blocks
@@ -102,15 +104,14 @@ sub damaged_run
 		"$name: the error is XX001 data_corrupted");
 	ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
 		"$name: pgsql_tmp is empty afterwards");
-	return;
+	return $err;
 }
 
 # a sort blocked at its first output row
 sub damaged_sort
 {
 	my ($name, $setup, $damage) = @_;
-	damaged_run($name, [ $spill, $setup ], $stall_out, $damage);
-	return;
+	return damaged_run($name, [ $spill, $setup ], $stall_out, $damage);
 }
 
 {
@@ -128,6 +129,120 @@ damaged_sort('none, overwritten', 'SET compspill.codec = none', \&scribble);
 damaged_sort('lz4 with direct I/O, overwritten',
 	'SET compspill.enable_dio = on', \&scribble);
 damaged_sort('lz4, truncated', 'SET compspill.codec = lz4', \&halve);
+
+# CRC-32C (Castagnoli), as the frames carry it
+my @crc_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c;
+} 0 .. 255;
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+
+	$crc = ($crc >> 8) ^ $crc_table[ ($crc ^ $_) & 0xFF ]
+	  foreach unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# The frames at the start of a spill file: its first run, back to back from
+# offset 0.  Each is [offset, header, payload].
+sub first_run_frames
+{
+	my ($data) = @_;
+	my @frames;
+	my $off = 0;
+
+	while ($off + 24 <= length($data))
+	{
+		my $hdr = substr($data, $off, 24);
+		my ($magic, $stored_len) = (unpack('V C4 V V V V', $hdr))[ 0, 7 ];
+		last if $magic != 0x4B425343 || $off + 24 + $stored_len > length($data);
+		push @frames, [ $off, $hdr, substr($data, $off + 24, $stored_len) ];
+		$off += 24 + $stored_len;
+	}
+	return @frames;
+}
+
+sub read_file
+{
+	my ($path) = @_;
+	open(my $fh, '<', $path) or die "could not open $path: $!";
+	binmode $fh;
+	local $/;
+	my $data = <$fh>;
+	close($fh);
+	return $data;
+}
+
+sub write_at
+{
+	my ($path, $off, $bytes) = @_;
+	open(my $fh, '+<', $path) or die "could not open $path: $!";
+	binmode $fh;
+	sysseek($fh, $off, SEEK_SET) or die "seek: $!";
+	syswrite($fh, $bytes) or die "write: $!";
+	close($fh) or die "close: $!";
+	return;
+}
+
+# Change one byte of the payload of a frame in the middle of the first run
+# (beyond what the merge has read) and give the frame a valid CRC again.
+sub forge
+{
+	my ($path) = @_;
+	my @frames = first_run_frames(read_file($path));
+	die "too few frames in $path" if @frames < 8;
+	my ($off, $hdr, $payload) = @{ $frames[ int(@frames / 2) ] };
+
+	substr($payload, 5, 1) = chr(ord(substr($payload, 5, 1)) ^ 0x5A);
+	my $zeroed = substr($hdr, 0, 20) . "\0\0\0\0";
+	write_at($path, $off,
+		substr($hdr, 0, 20) . pack('V', crc32c($zeroed . $payload)) . $payload);
+	note "forged the frame at offset $off of $path";
+	return;
+}
+
+# Swap two neighbouring frames of the same size in the middle of the first
+# run: both intact, each in the other's place.
+sub swap
+{
+	my ($path) = @_;
+	my @frames = first_run_frames(read_file($path));
+
+	for my $i (int(@frames / 2) .. $#frames - 1)
+	{
+		my ($a, $b) = @frames[ $i, $i + 1 ];
+		next if length($a->[2]) != length($b->[2]);
+		write_at($path, $a->[0], $b->[1] . $b->[2]);
+		write_at($path, $b->[0], $a->[1] . $a->[2]);
+		note "swapped the frames at offsets $a->[0] and $b->[0] of $path";
+		return;
+	}
+	die "no two neighbouring frames of one size in $path";
+}
+
+my $enc = "SET compspill.encryption = 'aes-256-gcm'";
+my $authfail = qr/DETAIL:  Frame \d+ of the run failed authentication/;
+like(damaged_sort('encrypted lz4, forged with a valid CRC',
+		"$enc; SET compspill.codec = lz4", \&forge),
+	$authfail, 'encrypted lz4, forged: the tag catches what the CRC does not');
+like(damaged_sort('encrypted none, forged with a valid CRC',
+		"$enc; SET compspill.codec = none", \&forge),
+	$authfail, 'encrypted none, forged: the tag catches it');
+$node->safe_psql('postgres',
+	'CREATE TABLE fixed AS SELECT g AS id, hashint4(g)::bigint * 1000 AS h '
+	  . 'FROM generate_series(1, 300000) g');
+like(
+	damaged_run(
+		'encrypted none, two frames swapped',
+		[ $spill, "$enc; SET compspill.codec = none" ],
+		"SELECT count(*) FROM (SELECT h, id FROM fixed ORDER BY h OFFSET 0) s WHERE $gate",
+		\&swap),
+	$authfail,
+	'encrypted none, swapped: each frame fails where it does not belong');
 
 # The same for a Material's compressed store, read back on a nested loop's
 # second pass: the first outer row fills the store, the second waits at the

@@ -45,7 +45,7 @@ my $log = logged(
 like($log, $line, 'log_spills = 0 logs the sort');
 like(
 	$log,
-	qr/compspill sort spill:[^\n]*\n[^\n]*DETAIL:  Codec auto: frames none=\d+, lz4=\d+, zstd=\d+, stored raw=\d+; direct I\/O off; write [\d.]+ ms, read [\d.]+ ms\.\n(?:[^\n]*LOCATION:[^\n]*\n)?[^\n]*STATEMENT:  [^\n]*SELECT count\(\*\) FROM \(SELECT id/,
+	qr/compspill sort spill:[^\n]*\n[^\n]*DETAIL:  Codec auto: frames none=\d+, lz4=\d+, zstd=\d+, stored raw=\d+; direct I\/O off; encryption off; write [\d.]+ ms, read [\d.]+ ms\.\n(?:[^\n]*LOCATION:[^\n]*\n)?[^\n]*STATEMENT:  [^\n]*SELECT count\(\*\) FROM \(SELECT id/,
 	'the line has the frames in its detail and the statement under it');
 my ($rows) = $log =~ $line;
 is($rows, 100000, 'the line counts every row spilled');
