@@ -266,18 +266,23 @@ def read_file(path):
 
 
 def parse_config(name, codecs=None):
-    """A configuration name -> (codec, level, dio), None for native.
+    """A configuration name -> (codec, level, dio, enc), None for native.
 
     Names: native; a compspill.codec value (none, lz4, zstd, auto, ...), or
-    one followed by a compression level (zstd1, zstd3); optionally "-dio".
+    one followed by a compression level (zstd1, zstd3); optionally "-dio"
+    (direct I/O) and "-enc" (compspill.encryption = aes-256-gcm).
     With `codecs` (the server's list of compspill.codec values) the codec
     must be one of them; without it only the form is checked, and a
     trailing number is read as a level unless the whole name is a codec."""
     if name == NATIVE:
         return None
-    base, dio = name, False
-    if base.endswith("-dio"):
-        base, dio = base[:-4], True
+    base, dio, enc = name, False, False
+    while base.endswith("-dio") or base.endswith("-enc"):
+        if base.endswith("-dio"):
+            dio = True
+        else:
+            enc = True
+        base = base[:-4]
     if not re.fullmatch(r"[a-z][a-z0-9_]*", base):
         raise SystemExit("bad configuration name %r" % name)
     if codecs is None:
@@ -286,12 +291,12 @@ def parse_config(name, codecs=None):
         codecs = KNOWN_CODECS
         m = re.fullmatch(r"(.*?)(\d+)", base)
         if base not in codecs and not (m and m.group(1) in codecs):
-            return base, None, dio
+            return base, None, dio, enc
     if base in codecs:
-        return base, None, dio
+        return base, None, dio, enc
     for i in range(len(base) - 1, 0, -1):
         if base[i:].isdigit() and base[:i] in codecs:
-            return base[:i], base[i:], dio
+            return base[:i], base[i:], dio, enc
     raise SystemExit("configuration %r: compspill.codec has no value %r (the installed "
                      "compspill knows %s)" % (name, base, ", ".join(codecs)))
 
@@ -301,9 +306,11 @@ def config_settings(name, have_compspill, codecs=None):
     c = parse_config(name, codecs)
     if c is None:
         return {"compspill.enabled": "off"} if have_compspill else {}
-    codec, level, dio = c
+    codec, level, dio, enc = c
     s = {"compspill.enabled": "on", "compspill.codec": codec,
          "compspill.enable_dio": "on" if dio else "off"}
+    if enc:
+        s["compspill.encryption"] = "aes-256-gcm"
     if level is not None:
         s["compspill.compression_level"] = level
     return s

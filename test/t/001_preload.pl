@@ -52,7 +52,7 @@ is(sorted_md5($node, "$spill SET compspill.codec = zstd;", $query),
 $node->safe_psql('postgres', 'CREATE EXTENSION compspill');
 like(
 	$node->safe_psql('postgres', 'SELECT compspill_version()'),
-	qr/^compspill 0\.3\.0/,
+	qr/^compspill 0\.4\.0/,
 	'CREATE EXTENSION: compspill_version() answers');
 
 # --- not loaded, then LOAD ---

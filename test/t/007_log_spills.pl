@@ -60,7 +60,7 @@ $log = substr(slurp_file($node->logfile), $offset);
 my @fig = $log =~ $line;
 my ($disk) = $plan =~ /Sort Method: external merge  Memory: \d+kB  Disk: (\d+)kB/;
 my ($runs, $passes) =
-  $plan =~ /Spill: codec=lz4  direct I\/O=off  runs=(\d+)  merge passes=(\d+)/;
+  $plan =~ /Spill: codec=lz4  direct I\/O=off  encryption=off  runs=(\d+)  merge passes=(\d+)/;
 ok(@fig && defined $disk, 'the log line and the EXPLAIN of one run are both there');
 is($fig[4], $disk, 'kB written in the log line = Disk in EXPLAIN');
 is("$fig[1]/$fig[2]", "$runs/$passes", 'runs and merge passes agree with EXPLAIN');
