@@ -20,6 +20,7 @@ PACKAGES=(
 	libssl-dev					# OpenSSL's libcrypto: compspill.encryption
 	libipc-run-perl				# IPC::Run, for PostgreSQL::Test::Cluster
 	perl						# prove, Test::More
+	python3						# test/load.py
 	make
 	gcc
 	libc6-dev					# only a Recommends of gcc

@@ -8,9 +8,11 @@
 # need it; a user who can sudo works too).  pg_regress runs against a
 # throw-away cluster made by pg_virtualenv; the TAP tests make their own
 # clusters with PostgreSQL::Test::Cluster, and since initdb refuses to run as
-# root they run as the postgres user on a copy of the tree.  Safe to run
+# root they run as the postgres user on a copy of the tree; the load test
+# (test/load.py, 20 s) runs in another pg_virtualenv cluster with compspill
+# preloaded.  Safe to run
 # again.  The last line is "compspill: N passed, M failed", counting
-# pg_regress tests and TAP test files; the exit status is non-zero if
+# unit test suites, pg_regress tests, TAP test files and the load test; the exit status is non-zero if
 # anything failed.
 #
 # Environment:
@@ -20,6 +22,8 @@
 #	PROVE_TESTS='test/t/001_*.pl'		run only these TAP files
 #	PROVE_FLAGS=--verbose				extra prove flags
 #	COMPSPILL_KEEP_TAP=1	keep the TAP copy and its logs even when all pass
+#	COMPSPILL_SKIP_LOAD=1	skip the load test (test/load.py)
+#	COMPSPILL_LOAD_SECONDS=N	run the load test for N seconds (default 20)
 #
 set -uo pipefail
 exec </dev/null
@@ -196,6 +200,26 @@ if [ -z "${REGRESS_ONLY:-}" ]; then
 		rm -rf "$tapdir"
 	fi
 	rm -f "$prove_log"
+fi
+
+# 6. load test: 16 sessions of spilling queries for 20 s, each result
+# checked against native, in a throw-away cluster with compspill preloaded
+if [ -z "${REGRESS_ONLY:-}" ] && [ -z "${TAP_TESTS_ONLY:-}" ] &&
+   [ -z "${COMPSPILL_SKIP_LOAD:-}" ]; then
+	step "load test (test/load.py, ${COMPSPILL_LOAD_SECONDS:-20} s)"
+	load_log=$(mktemp -t compspill-load.XXXXXX)
+	pg_virtualenv -t -v "$PGVERSION" \
+		-o shared_preload_libraries=compspill -o max_connections=60 \
+		python3 test/load.py --duration "${COMPSPILL_LOAD_SECONDS:-20}" \
+		2>&1 | tee "$load_log"
+	load_rc=${PIPESTATUS[0]}
+	if [ "$load_rc" -eq 0 ] && grep -q '^load: .*: PASS$' "$load_log"; then
+		npassed=$((npassed + 1))
+	else
+		echo "run-tests: load test failed (exit $load_rc)"
+		nfailed=$((nfailed + 1))
+	fi
+	rm -f "$load_log"
 fi
 
 if [ "$nfailed" -ne 0 ]; then
