@@ -10,10 +10,9 @@
 # clusters with PostgreSQL::Test::Cluster, and since initdb refuses to run as
 # root they run as the postgres user on a copy of the tree; the load test
 # (test/load.py, 20 s) runs in another pg_virtualenv cluster with compspill
-# preloaded.  Safe to run
-# again.  The last line is "compspill: N passed, M failed", counting
-# unit test suites, pg_regress tests, TAP test files and the load test; the exit status is non-zero if
-# anything failed.
+# preloaded.  Safe to run again.  The last line is "compspill: N passed, M
+# failed", counting unit test suites, pg_regress tests, TAP test files and
+# the load test; the exit status is non-zero if anything failed.
 #
 # Environment:
 #	COMPSPILL_SKIP_DEPS=1	do not check or install Debian packages
