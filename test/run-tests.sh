@@ -152,6 +152,13 @@ if [ -z "${REGRESS_ONLY:-}" ]; then
 		runas=(runuser -u postgres --)
 	fi
 
+	# a small file system to fill, for 010_disk_full.pl: the TAP tests
+	# cannot mount one themselves; without it that test is skipped
+	tinyfs="$tapdir/tiny-fs"
+	if ! $SUDO bash test/tiny-fs.sh setup "$tinyfs" 16 "$(stat -c %U "$tapdir")"; then
+		tinyfs=
+	fi
+
 	prove_log=$(mktemp -t compspill-prove.XXXXXX)
 	chmod 644 "$prove_log"
 	# the same environment and -I flags as PGXS's prove_installcheck
@@ -161,10 +168,12 @@ if [ -z "${REGRESS_ONLY:-}" ]; then
 			PATH="$PGBIN:$PATH" \
 			TESTDIR="$tapdir" \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+			COMPSPILL_TINY_FS="$tinyfs" \
 			prove -I "$PGXS_DIR/src/test/perl/" -I . -I test/t \
 			${PROVE_FLAGS:-} ${PROVE_TESTS:-test/t/*.pl}
 	) 2>&1 | tee "$prove_log"
 	prove_rc=${PIPESTATUS[0]}
+	[ -n "$tinyfs" ] && $SUDO bash test/tiny-fs.sh teardown "$tinyfs"
 
 	nfiles=$(sed -n 's/^Files=\([0-9]*\),.*/\1/p' "$prove_log" | tail -1)
 	nfiles=${nfiles:-0}

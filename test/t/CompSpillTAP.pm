@@ -34,6 +34,10 @@ our @EXPORT = qw(
   query_done
   wait_for_lock_waiter
   db_temp_stats
+  open_session
+  session_send
+  session_wait
+  session_query
   $GATE_LOCK
 );
 
@@ -325,6 +329,108 @@ SELECT temp_files || '|' || temp_bytes FROM pg_stat_database
 WHERE datname = 'postgres'});
 
 	return split(/\|/, $r);
+}
+
+=pod
+
+=item open_session($node)
+
+Start a long-lived psql session (BackgroundPsql) that goes on after an
+error and reports errors with their SQLSTATE; the timeout applies to each
+statement, not to the whole session.  Return the session and its backend's
+pid.  Run statements in it with session_query, or session_send and
+session_wait.
+
+=cut
+
+sub open_session
+{
+	my ($node) = @_;
+	my $s = $node->background_psql(
+		'postgres',
+		on_error_stop => 0,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	$s->set_query_timer_restart();
+	my ($pid) = session_query($s, 'SELECT pg_backend_pid()');
+	return ($s, $pid);
+}
+
+# counter of the markers that end each statement sent to a session
+my $session_seq = 0;
+
+=pod
+
+=item session_send($s, $sql)
+
+Send $sql (one statement or a script) to a session made by open_session
+without waiting for it to end; session_wait waits for it.  Unlike
+BackgroundPsql's query(), this neither logs each statement and its output
+(a test sending hundreds of them would drown its log) nor keeps stderr from
+one statement to the next.
+
+=cut
+
+sub session_send
+{
+	my ($s, $sql) = @_;
+	my $marker = 'compspill session: done ' . ++$session_seq;
+
+	$s->{stdout} = '';
+	$s->{stderr} = '';
+	$s->{compspill_marker} = $marker;
+	$s->{timeout}->start();
+	$s->{stdin} .= "$sql\n;\n\\echo '$marker'\n\\warn '$marker'\n";
+	# hand it all to psql now: the caller may block elsewhere next
+	while ($s->{stdin} ne '' && !$s->{timeout}->is_expired)
+	{
+		$s->{run}->pump_nb;
+		usleep(1000) if $s->{stdin} ne '';
+	}
+	return;
+}
+
+=pod
+
+=item session_wait($s)
+
+Wait for what session_send sent to end; return its (stdout, stderr).
+
+=cut
+
+sub session_wait
+{
+	my ($s) = @_;
+	my $marker = delete $s->{compspill_marker};
+	my $end = qr/\n?\Q$marker\E\n/;
+
+	$s->{run}->pump
+	  until ($s->{stdout} =~ $end && $s->{stderr} =~ $end)
+	  || $s->{timeout}->is_expired;
+	die "psql timed out waiting for: $s->{stdout}\n$s->{stderr}"
+	  if $s->{timeout}->is_expired;
+	my ($out, $err) = ($s->{stdout}, $s->{stderr});
+	$out =~ s/$end//;
+	$err =~ s/$end//;
+	$s->{stdout} = '';
+	$s->{stderr} = '';
+	return ($out, $err);
+}
+
+=pod
+
+=item session_query($s, $sql)
+
+Run $sql in a session made by open_session; return its (stdout, stderr).
+
+=cut
+
+sub session_query
+{
+	my ($s, $sql) = @_;
+
+	session_send($s, $sql);
+	return session_wait($s);
 }
 
 1;
