@@ -66,12 +66,13 @@ my %query = (
 	  . 'FETCH 20 FROM c; MOVE FORWARD 15000 IN c; FETCH BACKWARD 20 FROM c; '
 	  . 'MOVE ABSOLUTE 5000 IN c; FETCH PRIOR FROM c; ROLLBACK');
 
-# setting of the repetition $i: every codec, buffered and direct I/O
+# settings of repetition $i: every 16 repetitions go through each codec
+# with buffered and direct I/O, for both cancel points
 sub rep_settings
 {
 	my ($i) = @_;
-	my $codec = ('none', 'lz4', 'zstd', 'auto')[ $i % 4 ];
-	my $dio = $i % 2 ? 'on' : 'off';
+	my $codec = ('none', 'lz4', 'zstd', 'auto')[ int($i / 2) % 4 ];
+	my $dio = int($i / 8) % 2 ? 'on' : 'off';
 
 	return "SET compspill.codec = $codec; SET compspill.enable_dio = $dio";
 }
