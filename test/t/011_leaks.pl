@@ -6,8 +6,9 @@
 #	  are read both ways and rolled back leave the backend with as many
 #	  file descriptors as it had after one of each (none of them on a
 #	  deleted file), its memory (resident set, and what its memory contexts
-#	  hold) within a small margin of that baseline, pgsql_tmp empty and
-#	  compspill_temp_space() at zero.  The figures are printed.
+#	  hold) within a small margin of that baseline, pgsql_tmp empty,
+#	  compspill_temp_space() at zero and compspill_activity empty.  The
+#	  figures are printed.
 #
 # The cancels are deterministic: the sort is stalled on an advisory lock the
 # test holds (below the sort at an input row, so it is cancelled while it
@@ -80,9 +81,10 @@ sub rep_settings
 # the plans: compspill's sort, and it spills
 my $setup = "SET work_mem = '256kB'";
 my $plain = "SELECT count(*) FROM ($sorted OFFSET 0) s";
-like(explain_text($node, "$setup;", $plain, 1),
-	qr/CompSpill Sort.*\n.*\n.*external merge.*Disk: \d+kB/,
+my $plan = explain_text($node, "$setup;", $plain, 1);
+like($plan, qr/CompSpill Sort.*\n.*\n.*external merge.*Disk: \d+kB/,
 	'the sort is a CompSpill Sort and spills');
+note $plan;
 like(
 	explain_text($node, "$setup;", $query{cancel_in}, 0),
 	qr/CompSpill Sort(?:.*\n)+.*Filter: \(\(id <> 10000\) OR/,
@@ -150,12 +152,17 @@ sub figures
 	$f{deleted} = \@deleted;
 	($f{rss}, $f{anon}) = rss();
 	$f{files} = scalar(temp_files($node));
-	$f{space} = $node->safe_psql('postgres', 'SELECT compspill_temp_space()');
+	($f{space}, $f{activity}) = split(
+		/\|/,
+		$node->safe_psql(
+			'postgres',
+			'SELECT compspill_temp_space(), '
+			  . '(SELECT count(*) FROM compspill_activity)'));
 	note sprintf(
 		'%-16s fds %3d  VmRSS %6d kB  RssAnon %6d kB  contexts %5d kB  '
-		  . 'temp files %d  compspill_temp_space %d',
+		  . 'temp files %d  compspill_temp_space %d  compspill_activity %d',
 		$label, $f{fds}, $f{rss}, $f{anon}, $f{contexts}, $f{files},
-		$f{space});
+		$f{space}, $f{activity});
 	return \%f;
 }
 
@@ -224,12 +231,18 @@ sub script_reps
 	return session_query($s, $script);
 }
 
+# one plain spill with each codec, buffered and direct: the libraries they
+# use are loaded before the baseline is taken
+my ($out, $err) = session_query($s,
+	join('', map { rep_settings($_) . "; $plain;\n" } 0 .. 15));
+is($err, '', 'warm-up: a spill with each codec, buffered and direct');
+
 session_query($h, "SELECT pg_advisory_lock($GATE_LOCK)");
 cancel_rep(1, 1);
 cancel_rep(2, 1);
 is($cancels, 2, 'warm-up: both sorts are cancelled');
 
-my ($out, $err) = script_reps('error', 1, 1);
+($out, $err) = script_reps('error', 1, 1);
 like($err, qr/ERROR:  22012: division by zero/,
 	'warm-up: the error is raised half way through the output');
 
@@ -284,6 +297,7 @@ foreach my $kind ('cancel', 'error', 'cursor')
 		"after the ${kind}s: memory contexts within ${CONTEXT_MARGIN}kB of the baseline");
 	is($f->{files}, 0, "after the ${kind}s: pgsql_tmp is empty");
 	is($f->{space}, 0, "after the ${kind}s: compspill_temp_space() is zero");
+	is($f->{activity}, 0, "after the ${kind}s: compspill_activity is empty");
 }
 
 diag sprintf(
