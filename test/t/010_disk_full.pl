@@ -3,7 +3,8 @@
 #	  A spill that fills the disk: with temp_tablespaces on a tiny file
 #	  system, a sort, a Material and a CTE that need more than it holds fail with
 #	  a clean ERROR carrying the system's message and SQLSTATE 53100
-#	  (disk_full), for codecs none and lz4, with buffered and direct I/O;
+#	  (disk_full), for codecs none and lz4, with buffered and direct I/O,
+#	  and with encryption;
 #	  after each, pgsql_tmp is empty, the space is back on the file system,
 #	  compspill_temp_space() is zero, and the same session's next spill,
 #	  which fits, returns what native PostgreSQL returns.
@@ -81,7 +82,9 @@ my %full = (
 
 # the same with room (about 3MB): their output in order, as an md5; the
 # NOT IN, too large to hash, finds even k early in the store and reads all
-# of it for odd k
+# of it for odd k.  The CTE is ordered: w is large enough for synchronized
+# scans, and a scan of it stopped by an error makes the next one start
+# where it stopped.
 my %room = (
 	sort => 'SELECT md5(string_agg(s::text, E\'\\n\')), count(*) FROM '
 	  . '(SELECT id, h, txt FROM w WHERE id <= 20000 ORDER BY h OFFSET 0) s',
@@ -89,7 +92,8 @@ my %room = (
 	  . 'FROM generate_series(1, 60) k WHERE k::text NOT IN '
 	  . '(SELECT CASE WHEN id % 2 = 0 THEN id::text ELSE h || txt END '
 	  . 'FROM w WHERE id <= 40000)',
-	cte => 'WITH x AS MATERIALIZED (SELECT id, h, txt FROM w WHERE id <= 20000) '
+	cte => 'WITH x AS MATERIALIZED '
+	  . '(SELECT id, h, txt FROM w WHERE id <= 20000 ORDER BY id) '
 	  . 'SELECT md5(string_agg(x::text, E\'\\n\')), count(*) FROM x');
 
 my @kinds = ('sort', 'material', 'cte');
@@ -160,36 +164,45 @@ like(
 	qr/ERROR:  53100: could not write to file "[^"]+": No space left on device/,
 	'native sort: ERROR 53100, No space left on device');
 
-foreach my $codec ('none', 'lz4')
+# codecs none and lz4 (which hardly compresses the hex digits), buffered
+# and direct, and with encryption
+my @settings = (
+	[ 'none', 'off', 'off' ],
+	[ 'none', 'on', 'off' ],
+	[ 'lz4', 'off', 'off' ],
+	[ 'lz4', 'on', 'off' ],
+	[ 'lz4', 'on', 'aes-256-gcm' ]);
+foreach my $set (@settings)
 {
-	foreach my $dio ('off', 'on')
+	my ($codec, $dio, $enc) = @$set;
+
+	foreach my $kind (@kinds)
 	{
-		foreach my $kind (@kinds)
-		{
-			my $what = "$kind, codec $codec, enable_dio $dio";
+		my $what = "$kind, codec $codec, enable_dio $dio"
+		  . ($enc eq 'off' ? '' : ", encryption $enc");
 
-			session_query($s,
-				"SET compspill.codec = $codec; SET compspill.enable_dio = $dio");
-			($out, $err) = session_query($s, $full{$kind});
-			like(
-				$err,
-				qr/ERROR:  53100: could not write to temporary file "pg_tblspc\/\d+\/PG_[^"\/]+\/pgsql_tmp\/pgsql_tmp[^"]+": No space left on device\n/,
-				"$what: ERROR 53100 with the system's message");
-			is($out, '', "$what: no row comes out");
-			unlike($err, qr/direct I\/O is not available/,
-				"$what: direct I/O was not refused")
-			  if $dio eq 'on' && $dio_works;
+		session_query($s,
+			"SET compspill.codec = $codec; SET compspill.enable_dio = $dio; "
+			  . "SET compspill.encryption = '$enc'");
+		($out, $err) = session_query($s, $full{$kind});
+		like(
+			$err,
+			qr/ERROR:  53100: could not write to temporary file "pg_tblspc\/\d+\/PG_[^"\/]+\/pgsql_tmp\/pgsql_tmp[^"]+": No space left on device\n/,
+			"$what: ERROR 53100 with the system's message");
+		is($out, '', "$what: no row comes out");
+		unlike($err, qr/direct I\/O is not available/,
+			"$what: direct I/O was not refused")
+		  if $dio eq 'on' && $dio_works;
 
-			is(join(',', temp_files($node)), '', "$what: pgsql_tmp is empty");
-			is(total(), 0, "$what: compspill_temp_space() is zero");
-			ok(space_back($free),
-				"$what: the file system has its ${free}kB free again");
+		is(join(',', temp_files($node)), '', "$what: pgsql_tmp is empty");
+		is(total(), 0, "$what: compspill_temp_space() is zero");
+		ok(space_back($free),
+			"$what: the file system has its ${free}kB free again");
 
-			($out, $err) = session_query($s, $room{$kind});
-			is($out, $native{$kind},
-				"$what: the same session's next spill returns native's result");
-			unlike($err, qr/ERROR/, "$what: and without an error");
-		}
+		($out, $err) = session_query($s, $room{$kind});
+		is($out, $native{$kind},
+			"$what: the same session's next spill returns native's result");
+		unlike($err, qr/ERROR/, "$what: and without an error");
 	}
 }
 

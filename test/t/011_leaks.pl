@@ -14,8 +14,8 @@
 # test holds (below the sort at an input row, so it is cancelled while it
 # writes runs; or above it at the first output row, so it is cancelled with
 # its merge open), and a second session cancels it with pg_cancel_backend
-# once it is seen waiting there.  The repetitions cycle through the codecs
-# and through buffered and direct I/O.
+# once it is seen waiting there.  The repetitions cycle through the codecs,
+# buffered and direct I/O, and encryption on and off.
 #
 use strict;
 use warnings;
@@ -67,15 +67,18 @@ my %query = (
 	  . 'FETCH 20 FROM c; MOVE FORWARD 15000 IN c; FETCH BACKWARD 20 FROM c; '
 	  . 'MOVE ABSOLUTE 5000 IN c; FETCH PRIOR FROM c; ROLLBACK');
 
-# settings of repetition $i: every 16 repetitions go through each codec
-# with buffered and direct I/O, for both cancel points
+# settings of repetition $i: every 32 repetitions go through each codec,
+# with buffered and direct I/O, with and without encryption, for both
+# cancel points
 sub rep_settings
 {
 	my ($i) = @_;
 	my $codec = ('none', 'lz4', 'zstd', 'auto')[ int($i / 2) % 4 ];
 	my $dio = int($i / 8) % 2 ? 'on' : 'off';
+	my $enc = int($i / 16) % 2 ? 'aes-256-gcm' : 'off';
 
-	return "SET compspill.codec = $codec; SET compspill.enable_dio = $dio";
+	return "SET compspill.codec = $codec; SET compspill.enable_dio = $dio; "
+	  . "SET compspill.encryption = '$enc'";
 }
 
 # the plans: compspill's sort, and it spills
@@ -231,11 +234,12 @@ sub script_reps
 	return session_query($s, $script);
 }
 
-# one plain spill with each codec, buffered and direct: the libraries they
-# use are loaded before the baseline is taken
+# one plain spill with each setting: the libraries they use are loaded
+# before the baseline is taken
 my ($out, $err) = session_query($s,
-	join('', map { rep_settings($_) . "; $plain;\n" } 0 .. 15));
-is($err, '', 'warm-up: a spill with each codec, buffered and direct');
+	join('', map { rep_settings($_) . "; $plain;\n" } 0 .. 31));
+is($err, '', 'warm-up: a spill with each codec, buffered and direct, '
+	  . 'with and without encryption');
 
 session_query($h, "SELECT pg_advisory_lock($GATE_LOCK)");
 cancel_rep(1, 1);
