@@ -15,7 +15,8 @@
 # be made in it.  ext4 accepts O_DIRECT, so compspill.enable_dio is tested
 # for real.  Where no loop device can be had (a container without
 # /dev/loop*), it mounts a tmpfs of the same size instead: disk full is
-# still tested, direct I/O falls back to buffered with a NOTICE.  It prints
+# still tested, but direct I/O only on Linux 6.6 and later (older tmpfs
+# refuses O_DIRECT, and compspill goes on buffered with a NOTICE).  It prints
 # what it mounted and how much is free.  teardown unmounts <dir>
 # and removes it and the image; it is safe to run when nothing is mounted.
 #
@@ -52,12 +53,12 @@ case "$action" in
 		kind=
 		rm -f "$img"
 		if truncate -s "${size_mb}M" "$img" &&
-			mkfs.ext4 -q -F -m 0 -L compspill-tiny "$img" &&
+			mkfs.ext4 -q -F -m 0 -L compspill-tiny "$img" 2>/dev/null &&
 			mount -o loop "$img" "$dir" 2>/dev/null; then
 			kind=ext4
 		else
 			rm -f "$img"
-			echo "tiny-fs: no loop device, using tmpfs (no O_DIRECT)" >&2
+			echo "tiny-fs: could not mount an ext4 image, using tmpfs" >&2
 			if mount -t tmpfs -o "size=${size_mb}m,mode=0700" compspill-tiny "$dir"; then
 				kind=tmpfs
 			fi
