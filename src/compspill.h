@@ -157,6 +157,31 @@ extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								char *dst, Size rawlen,
 								const char **errdetail);
 
+/* run.c: the frame, the unit on disk (see run.c's banner) */
+
+/* "CSBK" when the bytes are read in order on a little-endian machine */
+#define COMPSPILL_FRAME_MAGIC	0x4B425343
+
+typedef struct CompSpillFrameHeader
+{
+	uint32		magic;
+	uint8		codec;			/* CompSpillCodec of the payload */
+	uint8		flags;
+	uint8		reserved[2];
+	uint32		nrows;
+	uint32		raw_len;		/* encoded size */
+	uint32		stored_len;		/* payload size, with the tag if encrypted */
+	uint32		crc;			/* CRC-32C of header (crc = 0) and payload */
+} CompSpillFrameHeader;
+
+#define COMPSPILL_FRAME_HEADER_SIZE sizeof(CompSpillFrameHeader)
+
+/* flags of a frame header */
+#define COMPSPILL_FRAME_ENCRYPTED	0x01
+
+StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
+				 "compspill frame header must have no padding");
+
 /* cipher.c */
 typedef struct CompSpillCipher CompSpillCipher;
 

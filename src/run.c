@@ -73,31 +73,8 @@
 
 #include "compspill.h"
 
-/* "CSBK" when the bytes are read in order on a little-endian machine */
-#define COMPSPILL_FRAME_MAGIC	0x4B425343
-
 /* The read buffer is never smaller than this */
 #define COMPSPILL_MIN_READ_BUFFER	((Size) 4 * 1024)
-
-typedef struct CompSpillFrameHeader
-{
-	uint32		magic;
-	uint8		codec;			/* CompSpillCodec of the payload */
-	uint8		flags;
-	uint8		reserved[2];
-	uint32		nrows;
-	uint32		raw_len;		/* encoded size */
-	uint32		stored_len;		/* payload size */
-	pg_crc32c	crc;			/* over header (crc = 0) and payload */
-} CompSpillFrameHeader;
-
-#define COMPSPILL_FRAME_HEADER_SIZE sizeof(CompSpillFrameHeader)
-
-/* flags of a frame header */
-#define COMPSPILL_FRAME_ENCRYPTED	0x01
-
-StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
-				 "compspill frame header must have no padding");
 
 struct CompSpill
 {

@@ -8,9 +8,17 @@
  * (pgstubs_free_all) after each iteration, as a memory context reset would.
  * The header is 16 bytes, so user data stays MAXALIGNed.
  *
+ * Memory-context reset callbacks (the compressor's zstd contexts, the
+ * cipher's OpenSSL contexts) are kept on one list and called, last
+ * registered first, by pgstubs_free_all before it frees the chunks, as a
+ * reset of the one context would.
+ *
  * Errors: errstart records the level; errfinish jumps to
  * pgstubs_error_jmp for an ERROR when a test has set it, and otherwise
  * prints what it can and aborts.
+ *
+ * pg_strong_random reads /dev/urandom, so that linking this file needs no
+ * library beyond libc.
  *
  * IDENTIFICATION
  *	  test/common/pgstubs.c
@@ -47,6 +55,9 @@ typedef struct TrackedChunk
 
 static TrackedChunk tracked = {&tracked, &tracked};
 
+/* reset callbacks registered since the last pgstubs_free_all, newest first */
+static MemoryContextCallback *reset_callbacks = NULL;
+
 /* Link chunk c into the list of live chunks */
 static void *
 tracked_link(TrackedChunk *c)
@@ -76,9 +87,17 @@ tracked_alloc(Size size, bool zero)
 						malloc(sizeof(TrackedChunk) + size));
 }
 
+/* Call the reset callbacks, then free every live chunk */
 void
 pgstubs_free_all(void)
 {
+	while (reset_callbacks != NULL)
+	{
+		MemoryContextCallback *cb = reset_callbacks;
+
+		reset_callbacks = cb->next;
+		cb->func(cb->arg);
+	}
 	while (tracked.next != &tracked)
 	{
 		TrackedChunk *c = tracked.next;
@@ -143,6 +162,34 @@ repalloc_huge(void *pointer, Size size)
 
 	tracked_unlink(c);
 	return tracked_link(realloc(c, sizeof(TrackedChunk) + size));
+}
+
+/*
+ * Register cb to be called by the next pgstubs_free_all.  Weak, so that a
+ * test that watches the callback itself (test/unit/compress_test.c) can
+ * define its own.
+ */
+__attribute__((weak)) void
+MemoryContextRegisterResetCallback(MemoryContext context,
+								   MemoryContextCallback *cb)
+{
+	(void) context;
+	cb->next = reset_callbacks;
+	reset_callbacks = cb;
+}
+
+/* Fill buf with len bytes from /dev/urandom */
+bool
+pg_strong_random(void *buf, size_t len)
+{
+	FILE	   *f = fopen("/dev/urandom", "rb");
+	bool		ok;
+
+	if (f == NULL)
+		return false;
+	ok = fread(buf, 1, len, f) == len;
+	fclose(f);
+	return ok;
 }
 
 /* errdetail strings are malloc'd and not tracked; callers free them */

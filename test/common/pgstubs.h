@@ -3,7 +3,7 @@
  * pgstubs.h
  *	  The backend functions compspill's standalone tests stub.
  *
- * The fuzzer, the codec measuring tool and the unit tests link one or two
+ * The fuzzer, the codec measuring tool and the unit tests link one to three
  * of compspill's source files outside the server; pgstubs.c gives them the
  * few backend functions those files call.
  *
@@ -23,7 +23,10 @@
  */
 extern sigjmp_buf *pgstubs_error_jmp;
 
-/* Free every chunk palloc and friends handed out and did not get back */
+/*
+ * Call the memory-context reset callbacks registered since the last call,
+ * then free every chunk palloc and friends handed out and did not get back.
+ */
 extern void pgstubs_free_all(void);
 
 #endif							/* PGSTUBS_H */

@@ -1,25 +1,38 @@
 /*-------------------------------------------------------------------------
  *
  * blockcodec_fuzz.c
- *	  Standalone round-trip and mutation fuzzer for the block codec.
+ *	  Standalone round-trip and mutation fuzzer for the block codec, and
+ *	  for encrypted frames on their way to it.
  *
  * The block decoder must be a pure, crash-free function of its input
  * bytes: CompSpillDecodeBlock either rejects a block with a sentence in
  * errdetail, or accepts it, after which every CompSpillDecodeNextRow call
  * stays within the block, its fixed-width scratch and its one-row arena,
- * and exactly nrows rows come out.  This program links src/blockcodec.c
- * outside the server, with the few backend functions it calls stubbed
- * below, and is meant to be built with AddressSanitizer and UBSan so that
- * any out-of-bounds access is caught where it happens.
+ * and exactly nrows rows come out.  This program links src/blockcodec.c,
+ * src/compress.c and src/cipher.c outside the server, with the few
+ * backend functions they call stubbed (test/common/pgstubs.c), and is
+ * meant to be built with AddressSanitizer and UBSan so that any
+ * out-of-bounds access is caught where it happens.
  *
- * Each iteration makes a random tuple descriptor, encodes one to three
- * blocks of random rows, checks that decoding gives back every value
- * exactly, and then decodes many mutated copies of each block (bit flips,
- * byte overwrites, header fields, truncation, extension, a wrong row
- * count, corrupted length varints).  Every buffer handed to the decoder is
- * an exact-size allocation, so that ASan sees even a one-byte overread.
+ * Each iteration makes a random tuple descriptor and encodes one to three
+ * blocks of random rows.  Then, in block mode, it checks that decoding
+ * gives back every value exactly, and decodes many mutated copies of each
+ * block (bit flips, byte overwrites, header fields, truncation, extension,
+ * a wrong row count, corrupted length varints).  Every buffer handed to
+ * the decoder is an exact-size allocation, so that ASan sees even a
+ * one-byte overread.
  *
- * Usage: blockcodec_fuzz [iterations [mutations-per-block [seed]]]
+ * In encrypted mode the blocks of an iteration are the frames of one
+ * encrypted run, written as run.c writes them (compressed, then
+ * CompSpillEncrypt with the frame header as additional data and the
+ * (run serial, frame index) nonce); each must decrypt, decompress and
+ * decode to its rows, and every copy with its ciphertext, tag or
+ * authenticated header altered, read as another frame or replayed under
+ * another run's serial must be refused by CompSpillDecrypt, so that it
+ * never reaches the decoder.
+ *
+ * Usage: blockcodec_fuzz [iterations [mutations-per-block [seed [mode]]]]
+ * where mode is block, encrypted or both (the default).
  *
  * IDENTIFICATION
  *	  test/fuzz/blockcodec_fuzz.c
@@ -1067,13 +1080,74 @@ mutate_bytes(char *b, Size len)
 }
 
 /* ----------------------------------------------------------------
- * Driver.
+ * Tallies and the checks shared by both modes.
  * ----------------------------------------------------------------
  */
 static long npassed = 0;
 static long nfailed = 0;
+
+/* block mode */
+static long nblock_trips = 0;
 static long naccepted = 0;
 static long nrejected = 0;
+
+/* encrypted mode */
+static long nframe_trips = 0;
+static long nframes_stored[COMPSPILL_NUM_STORED_CODECS];
+static long nframe_mutated = 0;
+static long nframe_false = 0;	/* CompSpillDecrypt returned false */
+static long nframe_error = 0;	/* CompSpillDecrypt raised an ERROR */
+static long nframe_control = 0; /* unauthenticated bytes only: accepted */
+static long nframe_forged = 0;	/* accepted though altered: failures */
+
+/* Count one check as passed or failed: did it add to nchecks_failed? */
+static void
+tally(long failed_before)
+{
+	if (nchecks_failed == failed_before)
+		npassed++;
+	else
+		nfailed++;
+}
+
+/*
+ * Decode raw (an exact-size buffer) as nrows rows and check that each row r
+ * is row r of the originals ov / on (stride values a row); what names the
+ * check in messages.
+ */
+static void
+check_rows(TupleDesc desc, CompSpillDecodedBlock *blk, const char *raw,
+		   Size rawlen, int nrows, const Datum *ov, const bool *on,
+		   int stride, const char *what)
+{
+	const char *err = NULL;
+	int			r;
+
+	cur_raw = raw;
+	cur_rawlen = rawlen;
+	if (!CompSpillDecodeBlock(blk, desc, raw, rawlen, nrows, &err))
+	{
+		CHECK(false, "%s rejected: %s (natts %d, nrows %d)", what, err,
+			  desc->natts, nrows);
+		free((void *) err);
+		return;
+	}
+	for (r = 0; r < nrows; r++)
+	{
+		if (!CompSpillDecodeNextRow(blk))
+		{
+			CHECK(false, "%s: only %d rows of %d", what, r, nrows);
+			return;
+		}
+		compare_row(desc, ov + r * stride, on + r * stride, blk, r);
+	}
+	CHECK(!CompSpillDecodeNextRow(blk), "%s: a row after the end", what);
+}
+
+/* ----------------------------------------------------------------
+ * Block mode: the decoder on mutated blocks.
+ * ----------------------------------------------------------------
+ */
 
 /*
  * Decode one block (exact-size buffer) announced as nrows rows; check the
@@ -1108,12 +1182,546 @@ decode_checked(TupleDesc desc, CompSpillDecodedBlock *blk,
 		CHECK(!CompSpillDecodeNextRow(blk), "a row from a rejected block");
 		free((void *) err);
 	}
-	if (nchecks_failed == before)
-		npassed++;
-	else
-		nfailed++;
+	tally(before);
 	return ok;
 }
+
+/*
+ * Decode mutated copies of block raw (nrows rows), each in an exact-size
+ * buffer.
+ */
+static void
+fuzz_block(TupleDesc desc, CompSpillDecodedBlock *blk, const char *raw,
+		   Size rawlen, int nrows, int mutations)
+{
+	for (int m = 0; m < mutations; m++)
+	{
+		Size		flen = rawlen;
+		int			fr = nrows;
+		char	   *fb;
+		int			mode = rndn(12);
+
+		if (mode == 0 && rawlen > 0)
+			flen = rnd() % rawlen;	/* truncation */
+		else if (mode == 1)
+			flen = rawlen + 1 + rndn(64);	/* extension */
+		fb = malloc(Max(flen, 1));
+		memcpy(fb, raw, Min(flen, rawlen));
+		for (Size i = rawlen; i < flen; i++)
+			fb[i] = rndn(2) ? 0 : (char) rnd();
+
+		switch (mode)
+		{
+			case 0:
+			case 1:
+				break;
+			case 2:
+			case 3:
+			case 4:
+				mutate_bytes(fb, flen);
+				break;
+			case 5:
+			case 6:
+				mutate_varints(fb, flen);
+				break;
+			case 7:
+			case 8:
+				mutate_header(fb, flen);
+				break;
+			case 9:				/* wrong row count passed in */
+				fr = rndn(4) == 0 ? -1 - rndn(3) : Max(0, nrows + rndn(5) - 2);
+				break;
+			case 10:			/* wrong row count, header agreeing */
+				{
+					uint32		hr = (uint32) Max(0, nrows + rndn(17) - 8);
+
+					if (flen >= 8)
+						memcpy(fb + 4, &hr, 4);
+					fr = (int) hr;
+					break;
+				}
+			default:			/* several of the above */
+				mutate_varints(fb, flen);
+				mutate_bytes(fb, flen);
+				if (rndn(2))
+					mutate_header(fb, flen);
+				break;
+		}
+		decode_checked(desc, blk, fb, flen, fr);
+		free(fb);
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Encrypted mode: frames written and read as run.c does.
+ *
+ * Each block is compressed (none, lz4 or zstd, stored raw when that does
+ * not pay) and encrypted with CompSpillEncrypt as frame b of a run whose
+ * serial comes from CompSpillCipherRunSerial, with the frame header (crc
+ * zeroed) as additional authenticated data: run.c's compspill_emit_frame.
+ * Reading it back mirrors compspill_load_frame: CompSpillDecrypt with the
+ * header, crc zeroed, and the (serial, frame) the reader expects, then
+ * CompSpillDecompress, then the decoder, whose rows must be the ones
+ * encoded.  Then every mutated copy (ciphertext, tag, authenticated
+ * header, the bytes read, the frame index, the run serial) must be
+ * refused by CompSpillDecrypt, so that none reaches the decoder.
+ *
+ * The CRC is left zero.  run.c checks it before decrypting, which stops
+ * a torn write but not someone who writes the file: the mutations model
+ * the latter, who fixes the CRC up, so every one of them gets as far as
+ * CompSpillDecrypt.  Changing the crc field alone is the control: it is
+ * not authenticated (run.c zeroes it in the AAD), so such a frame must
+ * still decrypt and decode.
+ * ----------------------------------------------------------------
+ */
+
+#define FRAME_HDR		((Size) COMPSPILL_FRAME_HEADER_SIZE)
+#define FRAME_TAG		((Size) COMPSPILL_CIPHER_TAG_SIZE)
+
+/*
+ * A frame as a reader meets it: the bytes it reads, in an exact-size
+ * buffer (the header, then stored_len payload bytes as written, fewer or
+ * more where a mutation says so), and the run serial and frame index it
+ * expects there.
+ */
+typedef struct FuzzFrame
+{
+	char	   *bytes;
+	Size		len;			/* FRAME_HDR + the payload given to decrypt */
+	uint64		serial;
+	int64		index;
+} FuzzFrame;
+
+/* The encrypted run of one iteration */
+typedef struct FuzzRun
+{
+	CompSpillCompressor *comp;
+	CompSpillCipher *cipher;
+	uint64		serial;
+	uint64		prev_serial;	/* the previous iteration's run, or 0 */
+	int			nframes;		/* frames the iteration writes */
+} FuzzRun;
+
+/* What a mutation alters, FM_CRC being the control */
+typedef enum FrameMutation
+{
+	FM_CIPHERTEXT,				/* bytes of the encrypted payload */
+	FM_TAG,						/* bytes of the tag */
+	FM_HEADER,					/* an authenticated header field */
+	FM_STORED_LEN,				/* stored_len, the bytes read following it */
+	FM_LENGTH,					/* the bytes read, the header unchanged */
+	FM_INDEX,					/* read as another frame of the run */
+	FM_SERIAL,					/* replayed under another run's serial */
+	FM_RANGE,					/* a frame index no nonce is made from */
+	FM_SEVERAL,					/* two or three of the above */
+	FM_CRC,						/* control: the crc field alone */
+	NFRAMEMUTATIONS
+} FrameMutation;
+
+static const char *const fm_names[NFRAMEMUTATIONS] = {
+	"ciphertext", "tag", "header", "stored_len", "length", "index",
+	"serial", "range", "several", "crc (control)"
+};
+static long fm_count[NFRAMEMUTATIONS];
+
+/* Outcome of CompSpillDecrypt on a frame */
+typedef enum FuzzDecrypt
+{
+	DECRYPT_OK,
+	DECRYPT_REJECTED,			/* returned false */
+	DECRYPT_ERROR				/* raised an ERROR */
+} FuzzDecrypt;
+
+/* Return a copy of frame f in a new exact-size buffer */
+static FuzzFrame
+copy_frame(const FuzzFrame *f)
+{
+	FuzzFrame	c = *f;
+
+	c.bytes = malloc(f->len);
+	memcpy(c.bytes, f->bytes, f->len);
+	return c;
+}
+
+/*
+ * Make frame f len bytes long, in a new exact-size buffer; bytes past its
+ * old end are what could follow it in the run.
+ */
+static void
+resize_frame(FuzzFrame *f, Size len)
+{
+	char	   *b = malloc(Max(len, 1));
+
+	memcpy(b, f->bytes, Min(len, f->len));
+	for (Size i = f->len; i < len; i++)
+		b[i] = rndn(2) ? 0 : (char) rnd();
+	free(f->bytes);
+	f->bytes = b;
+	f->len = len;
+}
+
+/*
+ * Write block raw (rawlen bytes of nrows rows) as frame index of the run,
+ * asking codec for it, as run.c's compspill_emit_frame does.
+ */
+static FuzzFrame
+write_frame(FuzzRun *run, CompSpillCodec codec, const char *raw,
+			Size rawlen, int nrows, int64 index)
+{
+	CompSpillFrameHeader hdr;
+	FuzzFrame	f;
+	Size		bound = CompSpillCompressBound(run->comp, codec, rawlen);
+	char	   *payload = malloc(Max(bound, rawlen) + FRAME_TAG);
+	Size		stored = 0;
+
+	if (codec != COMPSPILL_CODEC_NONE)
+		stored = CompSpillCompress(run->comp, codec, raw, rawlen, payload,
+								   bound);
+	if (stored == 0 || stored >= rawlen)
+	{
+		/* compression did not pay: stored as it is */
+		memcpy(payload, raw, rawlen);
+		stored = rawlen;
+		codec = COMPSPILL_CODEC_NONE;
+	}
+	nframes_stored[codec]++;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = COMPSPILL_FRAME_MAGIC;
+	hdr.codec = (uint8) codec;
+	hdr.flags = COMPSPILL_FRAME_ENCRYPTED;
+	hdr.nrows = (uint32) nrows;
+	hdr.raw_len = (uint32) rawlen;
+	hdr.stored_len = (uint32) (stored + FRAME_TAG);
+	CompSpillEncrypt(run->cipher, run->serial, index, &hdr, sizeof(hdr),
+					 payload, stored);
+
+	f.len = FRAME_HDR + stored + FRAME_TAG;
+	f.bytes = malloc(f.len);
+	memcpy(f.bytes, &hdr, FRAME_HDR);
+	memcpy(f.bytes + FRAME_HDR, payload, stored + FRAME_TAG);
+	f.serial = run->serial;
+	f.index = index;
+	free(payload);
+	return f;
+}
+
+/*
+ * Authenticate and decrypt frame f in place as run.c's reader does: the
+ * header with crc zeroed as the additional data, the nonce from the
+ * serial and index the reader expects.  An ERROR is caught and reported
+ * as such.
+ */
+static FuzzDecrypt
+decrypt_frame(FuzzRun *run, FuzzFrame *f)
+{
+	CompSpillFrameHeader aad;
+	sigjmp_buf	jb;
+	sigjmp_buf *save = pgstubs_error_jmp;
+	volatile FuzzDecrypt result = DECRYPT_ERROR;
+
+	memcpy(&aad, f->bytes, sizeof(aad));
+	aad.crc = 0;
+	if (sigsetjmp(jb, 0) == 0)
+	{
+		pgstubs_error_jmp = &jb;
+		result = CompSpillDecrypt(run->cipher, f->serial, f->index,
+								  &aad, sizeof(aad), f->bytes + FRAME_HDR,
+								  f->len - FRAME_HDR) ?
+			DECRYPT_OK : DECRYPT_REJECTED;
+	}
+	pgstubs_error_jmp = save;
+	return result;
+}
+
+/*
+ * Decrypt a copy of frame f, decompress it and decode it: the block must
+ * be raw (rawlen bytes) and its rows the originals.  what names the check.
+ */
+static void
+check_frame(FuzzRun *run, const FuzzFrame *f, TupleDesc desc,
+			CompSpillDecodedBlock *blk, const char *raw, Size rawlen,
+			int nrows, const Datum *ov, const bool *on, int stride,
+			const char *what)
+{
+	FuzzFrame	c = copy_frame(f);
+	CompSpillFrameHeader hdr;
+	FuzzDecrypt res = decrypt_frame(run, &c);
+	const char *detail = NULL;
+	const char *text = c.bytes + FRAME_HDR;
+	Size		textlen;
+	char	   *plain;
+
+	memcpy(&hdr, c.bytes, sizeof(hdr));
+	CHECK(res == DECRYPT_OK, "%s: frame %lld of run %llu not authenticated (%s)",
+		  what, (long long) f->index, (unsigned long long) f->serial,
+		  res == DECRYPT_ERROR ? "an ERROR" : "false");
+	if (res != DECRYPT_OK)
+	{
+		free(c.bytes);
+		return;
+	}
+	textlen = c.len - FRAME_HDR - FRAME_TAG;
+	CHECK(hdr.raw_len == rawlen && hdr.nrows == (uint32) nrows,
+		  "%s: header says %u bytes of %u rows, written %zu of %d",
+		  what, hdr.raw_len, hdr.nrows, rawlen, nrows);
+
+	/* into an exact-size buffer, as the decoder is always given */
+	plain = malloc(Max(rawlen, 1));
+	if (hdr.codec == COMPSPILL_CODEC_NONE)
+	{
+		CHECK(textlen == rawlen, "%s: raw frame of %zu bytes, block %zu",
+			  what, textlen, rawlen);
+		memcpy(plain, text, Min(textlen, rawlen));
+	}
+	else if (!CompSpillDecompress(run->comp, (CompSpillCodec) hdr.codec,
+								  text, textlen, plain, rawlen, &detail))
+	{
+		CHECK(false, "%s: %s frame does not decompress: %s", what,
+			  CompSpillCodecName((CompSpillCodec) hdr.codec), detail);
+		free((void *) detail);
+		memset(plain, 0, rawlen);
+	}
+	CHECK(memcmp(plain, raw, rawlen) == 0, "%s: decrypted block differs",
+		  what);
+	check_rows(desc, blk, plain, rawlen, nrows, ov, on, stride, what);
+	free(plain);
+	free(c.bytes);
+}
+
+/* Flip 1 to n bytes of b[off, off + len) to other values */
+static void
+alter_bytes(char *b, Size off, Size len, int n)
+{
+	if (len == 0)
+		return;
+	for (int i = 1 + rndn(n); i > 0; i--)
+		b[off + rnd() % len] ^= (char) (rndn(2) ? 1 << rndn(8) : 1 + rndn(255));
+}
+
+/*
+ * Alter m, a copy of a frame of run (frame index b of it), the way kind
+ * says.
+ */
+static void
+mutate_frame(FuzzFrame *m, FrameMutation kind, FuzzRun *run, int64 b)
+{
+	CompSpillFrameHeader hdr;
+	Size		textlen;
+
+	memcpy(&hdr, m->bytes, sizeof(hdr));
+	textlen = m->len > FRAME_HDR + FRAME_TAG ?
+		m->len - FRAME_HDR - FRAME_TAG : 0;
+	switch (kind)
+	{
+		case FM_CIPHERTEXT:
+			alter_bytes(m->bytes, FRAME_HDR, textlen, 4);
+			break;
+		case FM_TAG:
+			{
+				/* the last 16 bytes read, or all of a shorter payload */
+				Size		taglen = Min(FRAME_TAG, m->len - FRAME_HDR);
+
+				alter_bytes(m->bytes, m->len - taglen, taglen, 2);
+				break;
+			}
+		case FM_HEADER:
+			switch (rndn(6))
+			{
+				case 0:			/* another codec */
+					hdr.codec = (uint8) ((hdr.codec + 1 + rndn(2)) % 3);
+					break;
+				case 1:			/* not encrypted, or another flag */
+					hdr.flags = rndn(2) ? 0 : (uint8) (2 << rndn(7));
+					break;
+				case 2:
+					hdr.nrows += (uint32) (rndn(2) ? 1 + rndn(8) : -1 - rndn(8));
+					break;
+				case 3:
+					hdr.raw_len += (uint32) (rndn(2) ? 1 + rndn(8) : -1 - rndn(8));
+					break;
+				default:		/* any bits of magic .. raw_len */
+					memcpy(m->bytes, &hdr, sizeof(hdr));
+					alter_bytes(m->bytes, 0, offsetof(CompSpillFrameHeader, stored_len), 2);
+					memcpy(&hdr, m->bytes, sizeof(hdr));
+					break;
+			}
+			memcpy(m->bytes, &hdr, sizeof(hdr));
+			break;
+		case FM_STORED_LEN:
+			{
+				uint32		len = hdr.stored_len;
+
+				/* the reader takes as many bytes as the header says */
+				len = len > 0 && rndn(2) ? (uint32) (rnd() % len) :
+					len + 1 + rndn(64);
+				hdr.stored_len = len;
+				memcpy(m->bytes, &hdr, sizeof(hdr));
+				resize_frame(m, FRAME_HDR + len);
+				break;
+			}
+		case FM_LENGTH:
+			{
+				Size		len = m->len - FRAME_HDR;
+
+				resize_frame(m, FRAME_HDR + (len > 0 && rndn(2) ? rnd() % len :
+											 len + 1 + rndn(64)));
+				break;
+			}
+		case FM_INDEX:
+			if (run->nframes > 1 && rndn(2))
+				m->index = (b + 1 + rndn(run->nframes - 1)) % run->nframes;
+			else
+			{
+				switch (rndn(3))
+				{
+					case 0:
+						m->index = b > 0 && rndn(2) ? b - 1 : b + 1;
+						break;
+					case 1:
+						m->index = b ^ ((int64) 1 << rndn(32));
+						break;
+					default:
+						m->index = (int64) (rnd() % ((uint64) PG_UINT32_MAX + 1));
+						break;
+				}
+			}
+			break;
+		case FM_SERIAL:
+			switch (rndn(4))
+			{
+				case 0:			/* the previous run, as if its extent held */
+					m->serial = run->prev_serial != 0 ? run->prev_serial :
+						run->serial + 1;
+					break;
+				case 1:			/* the next run */
+					m->serial = run->serial + 1;
+					break;
+				case 2:
+					m->serial ^= (uint64) 1 << rndn(64);
+					break;
+				default:
+					m->serial = rnd();
+					break;
+			}
+			break;
+		case FM_RANGE:
+			switch (rndn(3))
+			{
+				case 0:
+					m->index = -1 - rndn(3);
+					break;
+				case 1:			/* would wrap to frame b in 32 bits */
+					m->index = ((int64) 1 << 32) + b;
+					break;
+				default:
+					m->index = PG_INT64_MAX - rndn(3);
+					break;
+			}
+			break;
+		case FM_SEVERAL:
+			for (int i = 2 + rndn(2); i > 0; i--)
+				mutate_frame(m, (FrameMutation) rndn(FM_SERIAL + 1), run, b);
+			break;
+		case FM_CRC:
+			alter_bytes(m->bytes, offsetof(CompSpillFrameHeader, crc),
+						sizeof(hdr.crc), 4);
+			break;
+		case NFRAMEMUTATIONS:
+			break;
+	}
+}
+
+/*
+ * Whether m is the frame f as the reader sees it: the same bytes but for
+ * the unauthenticated crc, the same length, serial and index.
+ */
+static bool
+same_frame(const FuzzFrame *m, const FuzzFrame *f)
+{
+	Size		crc = offsetof(CompSpillFrameHeader, crc);
+
+	return m->len == f->len && m->serial == f->serial &&
+		m->index == f->index &&
+		memcmp(m->bytes, f->bytes, crc) == 0 &&
+		memcmp(m->bytes + FRAME_HDR, f->bytes + FRAME_HDR,
+			   f->len - FRAME_HDR) == 0;
+}
+
+/*
+ * Write block raw as frame b of the run and check it reads back; then
+ * check that every mutated copy is refused before the decoder, and that
+ * the frame still reads back after all that.
+ */
+static void
+fuzz_frame(FuzzRun *run, int64 b, TupleDesc desc, CompSpillDecodedBlock *blk,
+		   const char *raw, Size rawlen, int nrows, const Datum *ov,
+		   const bool *on, int stride, int mutations)
+{
+	FuzzFrame	f = write_frame(run, (CompSpillCodec) rndn(3), raw, rawlen,
+								nrows, b);
+	long		before = nchecks_failed;
+
+	nframe_trips++;
+	check_frame(run, &f, desc, blk, raw, rawlen, nrows, ov, on, stride,
+				"encrypted round trip");
+	tally(before);
+
+	for (int i = 0; i < mutations; i++)
+	{
+		FrameMutation kind = (FrameMutation) rndn(NFRAMEMUTATIONS);
+		FuzzFrame	m = copy_frame(&f);
+		FuzzDecrypt res;
+
+		before = nchecks_failed;
+		mutate_frame(&m, kind, run, b);
+		fm_count[kind]++;
+		if (same_frame(&m, &f))
+		{
+			/* nothing authenticated changed: it must read back */
+			nframe_control++;
+			check_frame(run, &m, desc, blk, raw, rawlen, nrows, ov, on,
+						stride, "unauthenticated change");
+		}
+		else
+		{
+			nframe_mutated++;
+			res = decrypt_frame(run, &m);
+			if (res == DECRYPT_REJECTED)
+				nframe_false++;
+			else if (res == DECRYPT_ERROR)
+				nframe_error++;
+			else
+			{
+				/* never handed to the decoder */
+				nframe_forged++;
+				CHECK(false, "%s mutation of frame %lld accepted (read as frame %lld of run %llu, %zu bytes, written %zu)",
+					  fm_names[kind], (long long) b, (long long) m.index,
+					  (unsigned long long) m.serial, m.len, f.len);
+			}
+		}
+		tally(before);
+		free(m.bytes);
+	}
+
+	/* errors and rejections must leave the cipher usable */
+	if (mutations > 0)
+	{
+		before = nchecks_failed;
+		check_frame(run, &f, desc, blk, raw, rawlen, nrows, ov, on, stride,
+					"encrypted re-read");
+		tally(before);
+	}
+	free(f.bytes);
+}
+
+/* ----------------------------------------------------------------
+ * Driver.
+ * ----------------------------------------------------------------
+ */
+static bool do_blocks = true;	/* block mode */
+static bool do_frames = true;	/* encrypted mode */
+static uint64 last_serial = 0;
 
 static void
 run_iteration(int mutations)
@@ -1127,12 +1735,25 @@ run_iteration(int mutations)
 	int			nullpct = rndn(4) == 0 ? 0 : rndn(5) == 0 ? 100 : rndn(60);
 	bool		big = rndn(6) == 0;
 	int			nblocks = 1 + rndn(3);
+	FuzzRun		run;
 
 	for (int a = 0; a < natts; a++)
 		kinds[a] = rndn(NSPECS);
 	desc = make_desc(natts, kinds);
 	enc = CompSpillEncoderCreate(desc, target);
 	CompSpillDecodedBlockInit(&blk, desc);
+
+	/* one run per iteration: its contexts go with pgstubs_free_all */
+	memset(&run, 0, sizeof(run));
+	if (do_frames)
+	{
+		run.comp = CompSpillCompressorCreate(1 + rndn(3));
+		run.cipher = CompSpillCipherCreate();
+		run.serial = CompSpillCipherRunSerial();
+		run.prev_serial = last_serial;
+		run.nframes = nblocks;
+		last_serial = run.serial;
+	}
 
 	for (int b = 0; b < nblocks; b++)
 	{
@@ -1144,7 +1765,6 @@ run_iteration(int mutations)
 		void	  **mem = calloc((size_t) cap * stride, sizeof(void *));
 		char	   *raw;
 		Size		rawlen;
-		const char *err = NULL;
 		long		before;
 		ColGen	   *gens = malloc(sizeof(ColGen) * Max(natts, 1));
 
@@ -1182,117 +1802,28 @@ run_iteration(int mutations)
 			fprintf(stderr, "encoder not reset by Finish\n");
 			exit(1);
 		}
-
-		/* exact round trip */
 		count_encodings(raw, rawlen);
-		before = nchecks_failed;
-		cur_raw = raw;
-		cur_rawlen = rawlen;
-		if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
+
+		if (do_blocks)
 		{
-			fprintf(stderr, "round trip rejected: %s (natts %d, nrows %d)\n",
-					err, natts, nrows);
-			nchecks_failed++;
-		}
-		else
-		{
-			int			r;
-
-			for (r = 0; r < nrows; r++)
-			{
-				if (!CompSpillDecodeNextRow(&blk))
-				{
-					CHECK(false, "only %d rows of %d", r, nrows);
-					break;
-				}
-				compare_row(desc, ov + r * stride, on + r * stride, &blk, r);
-			}
-			CHECK(!CompSpillDecodeNextRow(&blk), "a row after the end");
-		}
-		if (nchecks_failed == before)
-			npassed++;
-		else
-			nfailed++;
-
-		/* mutated copies, each in an exact-size buffer */
-		for (int m = 0; m < mutations; m++)
-		{
-			Size		flen = rawlen;
-			int			fr = nrows;
-			char	   *fb;
-			int			mode = rndn(12);
-
-			if (mode == 0 && rawlen > 0)
-				flen = rnd() % rawlen;	/* truncation */
-			else if (mode == 1)
-				flen = rawlen + 1 + rndn(64);	/* extension */
-			fb = malloc(Max(flen, 1));
-			memcpy(fb, raw, Min(flen, rawlen));
-			for (Size i = rawlen; i < flen; i++)
-				fb[i] = rndn(2) ? 0 : (char) rnd();
-
-			switch (mode)
-			{
-				case 0:
-				case 1:
-					break;
-				case 2:
-				case 3:
-				case 4:
-					mutate_bytes(fb, flen);
-					break;
-				case 5:
-				case 6:
-					mutate_varints(fb, flen);
-					break;
-				case 7:
-				case 8:
-					mutate_header(fb, flen);
-					break;
-				case 9:			/* wrong row count passed in */
-					fr = rndn(4) == 0 ? -1 - rndn(3) : Max(0, nrows + rndn(5) - 2);
-					break;
-				case 10:		/* wrong row count, header agreeing */
-					{
-						uint32		hr = (uint32) Max(0, nrows + rndn(17) - 8);
-
-						if (flen >= 8)
-							memcpy(fb + 4, &hr, 4);
-						fr = (int) hr;
-						break;
-					}
-				default:		/* several of the above */
-					mutate_varints(fb, flen);
-					mutate_bytes(fb, flen);
-					if (rndn(2))
-						mutate_header(fb, flen);
-					break;
-			}
-			decode_checked(desc, &blk, fb, flen, fr);
-			free(fb);
-		}
-
-		/* the block must still decode after all that */
-		if (mutations > 0)
-		{
+			/* exact round trip, mutated copies, and the block again */
+			nblock_trips++;
 			before = nchecks_failed;
-			cur_raw = raw;
-			cur_rawlen = rawlen;
-			if (!CompSpillDecodeBlock(&blk, desc, raw, rawlen, nrows, &err))
+			check_rows(desc, &blk, raw, rawlen, nrows, ov, on, stride,
+					   "round trip");
+			tally(before);
+			fuzz_block(desc, &blk, raw, rawlen, nrows, mutations);
+			if (mutations > 0)
 			{
-				fprintf(stderr, "re-decode rejected: %s\n", err);
-				nchecks_failed++;
+				before = nchecks_failed;
+				check_rows(desc, &blk, raw, rawlen, nrows, ov, on, stride,
+						   "re-decode");
+				tally(before);
 			}
-			else
-			{
-				for (int r = 0; r < nrows && CompSpillDecodeNextRow(&blk); r++)
-					compare_row(desc, ov + r * stride, on + r * stride, &blk, r);
-			}
-			if (nchecks_failed == before)
-				npassed++;
-			else
-				nfailed++;
 		}
+		if (do_frames)
+			fuzz_frame(&run, b, desc, &blk, raw, rawlen, nrows, ov, on,
+					   stride, mutations);
 
 		for (int i = 0; i < nrows * stride; i++)
 			free(mem[i]);
@@ -1315,25 +1846,53 @@ main(int argc, char **argv)
 	long		iterations = argc > 1 ? atol(argv[1]) : 3000;
 	int			mutations = argc > 2 ? atoi(argv[2]) : 200;
 	uint64		seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
+	const char *mode = argc > 4 ? argv[4] : "both";
 	time_t		start = time(NULL);
+	long		it;
+
+	if (strcmp(mode, "block") == 0)
+		do_frames = false;
+	else if (strcmp(mode, "encrypted") == 0)
+		do_blocks = false;
+	else if (strcmp(mode, "both") != 0)
+	{
+		fprintf(stderr, "usage: %s [iterations [mutations [seed [block|encrypted|both]]]]\n",
+				argv[0]);
+		return 2;
+	}
 
 	rng_state ^= seed * UINT64CONST(0x9E3779B97F4A7C15);
 	if (rng_state == 0)
 		rng_state = 1;
 
-	for (long it = 0; it < iterations; it++)
+	for (it = 0; it < iterations; it++)
 	{
 		run_iteration(mutations);
 		if (nchecks_failed > 20)
 			break;
 	}
 
-	printf("blockcodec fuzz: seed %llu, %ld iterations, %ld mutated blocks accepted, %ld rejected, %lds\n",
-		   (unsigned long long) seed, iterations, naccepted, nrejected,
-		   (long) (time(NULL) - start));
+	printf("blockcodec fuzz: seed %llu, mode %s, %ld iterations, %lds\n",
+		   (unsigned long long) seed, mode, it, (long) (time(NULL) - start));
 	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld, numeric %ld\n",
 		   enc_count[0], enc_count[1], enc_count[2], enc_count[3],
 		   enc_count[4], enc_count[5], enc_count[6]);
+	if (do_blocks)
+		printf("blockcodec fuzz: blocks: %ld round trips, %ld mutated blocks accepted, %ld rejected\n",
+			   nblock_trips, naccepted, nrejected);
+	if (do_frames)
+	{
+		printf("blockcodec fuzz: frames: %ld round trips (stored none %ld, lz4 %ld, zstd %ld), %ld mutated frames refused (%ld false, %ld ERROR), %ld accepted, %ld controls read back\n",
+			   nframe_trips, nframes_stored[COMPSPILL_CODEC_NONE],
+			   nframes_stored[COMPSPILL_CODEC_LZ4],
+			   nframes_stored[COMPSPILL_CODEC_ZSTD],
+			   nframe_false + nframe_error, nframe_false, nframe_error,
+			   nframe_forged, nframe_control);
+		printf("blockcodec fuzz: frame mutations:");
+		for (int k = 0; k < NFRAMEMUTATIONS; k++)
+			printf("%s %s %ld", k == 0 ? "" : ",", fm_names[k], fm_count[k]);
+		printf("\n");
+	}
 	printf("blockcodec fuzz: %ld passed, %ld failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;
 }
