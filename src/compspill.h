@@ -122,6 +122,9 @@ typedef struct CompSpillStats
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
 								 * included */
+	int			early_merges;	/* merges of a few runs while the input
+								 * was read (a sort with very many runs) */
+	int64		bytes_written_early;	/* file bytes those merges wrote */
 	int64		rows_spilled;	/* rows written by run formation */
 	int64		bytes_in;		/* in-memory size of the spilled tuples */
 	int64		bytes_raw;		/* encoded size before compression, all
@@ -417,6 +420,7 @@ typedef struct CompSpillRun
 	int64		len;			/* bytes of frames (flushed, while written) */
 	int64		nrows;
 	int64		nframes;
+	int			level;			/* merges its rows have been through */
 	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
 	CompSpillFrameRef *index;
 	int64		index_cap;
@@ -497,6 +501,12 @@ extern void CompSpillStoreEnd(CompSpillStore *st);
 /* merge.c */
 typedef struct CompSpillMerge CompSpillMerge;
 
+extern int	CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats,
+							   TupleDesc tupdesc, SortSupport ssup, int nkeys,
+							   CompSpillRun *runs, int nruns,
+							   int64 allowed_mem,
+							   int64 (*used_mem) (void *), void *arg,
+							   CompSpillRun *out);
 extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
 										   CompSpillStats *stats,
 										   TupleDesc tupdesc,

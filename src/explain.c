@@ -60,9 +60,13 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	{
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
-						 "Spill: codec=%s  direct I/O=%s  encryption=%s  runs=%d  merge passes=%d  rows=" INT64_FORMAT "\n",
+						 "Spill: codec=%s  direct I/O=%s  encryption=%s  runs=%d  ",
 						 codec, st->dio_active ? "on" : "off",
-						 CompSpillEncryptionName(st->encrypted), st->nruns,
+						 CompSpillEncryptionName(st->encrypted), st->nruns);
+		if (st->early_merges > 0)
+			appendStringInfo(es->str, "early merges=%d  ", st->early_merges);
+		appendStringInfo(es->str,
+						 "merge passes=%d  rows=" INT64_FORMAT "\n",
 						 st->merge_passes, st->rows_spilled);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
@@ -91,6 +95,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	ExplainPropertyText("Spill Encryption",
 						CompSpillEncryptionName(st->encrypted), es);
 	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);
+	if (st->early_merges > 0)
+		ExplainPropertyInteger("Early Merges", NULL, st->early_merges, es);
 	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
 	ExplainPropertyInteger("Rows Spilled", NULL, st->rows_spilled, es);
 	ExplainPropertyInteger("Bytes Before Encoding", "kB", in_kb, es);

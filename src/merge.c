@@ -291,26 +291,25 @@ compspill_count_passes(int nruns, int fanin, int final_fanin)
 }
 
 /*
- * Merge the runs of a sort until at most as many are left as the final
- * merge can read at once within allowed_mem, then start the final merge.
- * The runs array becomes the merge's.  used_mem() measures what the
- * caller's memory holds; it is called as readers come and go.
+ * Set up a merge of runs[0..nruns) within allowed_mem: measure what one
+ * input costs, then work out how many inputs an intermediate pass (which
+ * has the writer as well) can read at once, *fanin, and how many the last
+ * merge can, *last_fanin: more when the last merge streams to the caller
+ * and the writer's memory goes to the readers, unless keep_writer.  The
+ * runs array becomes the merge's.
  */
-CompSpillMerge *
-CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
-					SortSupport ssup, int nkeys, CompSpillRun *runs,
-					int nruns, int64 allowed_mem, bool to_store,
-					int64 (*used_mem) (void *), void *arg)
+static CompSpillMerge *
+compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
+					   TupleDesc tupdesc, SortSupport ssup, int nkeys,
+					   CompSpillRun *runs, int nruns, int64 allowed_mem,
+					   bool keep_writer, int64 (*used_mem) (void *), void *arg,
+					   int *fanin, int *last_fanin)
 {
 	CompSpillMerge *m;
 	CompSpillRunReader *first;
 	int64		held;
 	int64		used;
 	int64		map_reserve = 0;
-	int			fanin;
-	int			final_fanin;
-	int			pass = 1;
-	int			npasses;
 
 	m = palloc0(sizeof(CompSpillMerge));
 	m->sp = sp;
@@ -330,10 +329,6 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	held = CompSpillReaderHeld(first);
 
 	/*
-	 * The final merge has only its readers next to what the sort holds
-	 * without the writer; an intermediate one has the writer as well.
-	 */
-	/*
 	 * The extent maps of the runs an intermediate pass writes grow as they
 	 * are written, into the space its inputs leave scattered over the file:
 	 * in the worst case a range per extent.  That is reserved up front.
@@ -344,41 +339,50 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 		(int64) sizeof(CompSpillExtentRange);
 
 	used = used_mem(arg) + map_reserve;
-	fanin = compspill_fanin(m, allowed_mem, used, held);
-	final_fanin = fanin;
-	if (m->nruns > fanin && !to_store)
+	*fanin = compspill_fanin(m, allowed_mem, used, held);
+	*last_fanin = *fanin;
+	if (m->nruns > *fanin && !keep_writer)
 	{
 		/* without the writer, the final merge can take a few more inputs */
-		final_fanin = Max(fanin,
+		*last_fanin = Max(*fanin,
 						  compspill_fanin(m, allowed_mem,
 										  used - CompSpillWriterHeld(sp),
 										  held));
 	}
 
-	/* the final merge has the most inputs */
-	m->maxreaders = Max(final_fanin, 2);
+	/* the last merge has the most inputs */
+	m->maxreaders = Max(*last_fanin, 2);
 	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
 	m->readers[m->nreaders++] = first;
 	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
 	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
 	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
+	return m;
+}
 
-	npasses = compspill_count_passes(m->nruns, fanin, final_fanin);
-	while (m->nruns > final_fanin)
+/*
+ * Merge the merge's runs into new, longer ones, fanin at a time, until at
+ * most target are left; *pass numbers the passes for the live view.
+ */
+static void
+compspill_merge_passes(CompSpillMerge *m, int fanin, int target, int *pass,
+					   int npasses)
+{
+	while (m->nruns > target)
 	{
 		int			nnext = 0;
 		int			i = 0;
-		int			excess = m->nruns - final_fanin;
+		int			excess = m->nruns - target;
 
-		CompSpillSetPhase(sp, COMPSPILL_PHASE_MERGING, pass++, npasses);
+		CompSpillSetPhase(m->sp, COMPSPILL_PHASE_MERGING, (*pass)++, npasses);
 
 		/*
 		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
-		 * the count down to the final fan-in, merge only as many runs as that
-		 * takes (runs are of about one size, so the first ones do);
-		 * otherwise merge everything in groups of the fan-in.  The list is
-		 * rewritten in place: the output of a merge goes where its first
-		 * input was, which has been consumed.
+		 * the count down to the target, merge only as many runs as that takes
+		 * (runs are of about one size, so the first ones do); otherwise merge
+		 * everything in groups of the fan-in.  The list is rewritten in
+		 * place: the output of a merge goes where its first input was, which
+		 * has been consumed.
 		 */
 		if (excess < fanin)
 		{
@@ -409,8 +413,46 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 		}
 
 		m->nruns = nnext;
-		stats->merge_passes++;
+		m->stats->merge_passes++;
 	}
+}
+
+/* Free a merge's readers and its own arrays */
+static void
+compspill_merge_free(CompSpillMerge *m)
+{
+	for (int i = 0; i < m->nreaders; i++)
+		CompSpillReaderFree(m->readers[i]);
+	binaryheap_free(m->heap);
+	pfree(m->readers);
+	pfree(m->cur_values);
+	pfree(m->cur_isnull);
+	pfree(m);
+}
+
+/*
+ * Merge the runs of a sort until at most as many are left as the final
+ * merge can read at once within allowed_mem, then start the final merge.
+ * The runs array becomes the merge's.  used_mem() measures what the
+ * caller's memory holds; it is called as readers come and go.
+ */
+CompSpillMerge *
+CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
+					SortSupport ssup, int nkeys, CompSpillRun *runs,
+					int nruns, int64 allowed_mem, bool to_store,
+					int64 (*used_mem) (void *), void *arg)
+{
+	CompSpillMerge *m;
+	int			fanin;
+	int			final_fanin;
+	int			pass = 1;
+	int			npasses;
+
+	m = compspill_merge_create(sp, stats, tupdesc, ssup, nkeys, runs, nruns,
+							   allowed_mem, to_store, used_mem, arg,
+							   &fanin, &final_fanin);
+	npasses = compspill_count_passes(m->nruns, fanin, final_fanin);
+	compspill_merge_passes(m, fanin, final_fanin, &pass, npasses);
 
 	/*
 	 * The final merge streams to the caller.  Unless the caller writes it
@@ -430,21 +472,51 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 }
 
 /*
+ * Merge as many of runs[0..nruns) as one merge can read at once within
+ * allowed_mem (the writer's buffers included) into the new run *out,
+ * consuming them, and return how many that was; for a sort whose list of
+ * runs would otherwise outgrow its memory while it still takes input.
+ * runs[] stays the caller's.
+ */
+int
+CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
+				   SortSupport ssup, int nkeys, CompSpillRun *runs,
+				   int nruns, int64 allowed_mem,
+				   int64 (*used_mem) (void *), void *arg, CompSpillRun *out)
+{
+	CompSpillMerge *m;
+	int			fanin;
+	int			last_fanin;
+	int64		written;
+
+	Assert(nruns >= 2);
+	m = compspill_merge_create(sp, stats, tupdesc, ssup, nkeys, runs, nruns,
+							   allowed_mem, true, used_mem, arg,
+							   &fanin, &last_fanin);
+	fanin = Min(fanin, nruns);
+	written = stats->bytes_written;
+	compspill_merge_into_run(m, runs, fanin, out);
+	out->level = runs[0].level + 1;
+	stats->early_merges++;
+	stats->bytes_written_early += stats->bytes_written - written;
+	compspill_merge_free(m);
+	return fanin;
+}
+
+/*
  * Free the merge's readers, once the final merge has been read to its end
  * and its runs are not needed any more.
  */
 void
 CompSpillMergeEnd(CompSpillMerge *m)
 {
-	for (int i = 0; i < m->nreaders; i++)
-		CompSpillReaderFree(m->readers[i]);
-	for (int i = 0; i < m->nruns; i++)
-		CompSpillRunRelease(m->sp, &m->runs[i]);
-	binaryheap_free(m->heap);
-	pfree(m->readers);
-	pfree(m->cur_values);
-	pfree(m->cur_isnull);
-	pfree(m);
+	CompSpill  *sp = m->sp;
+	CompSpillRun *runs = m->runs;
+	int			nruns = m->nruns;
+
+	compspill_merge_free(m);
+	for (int i = 0; i < nruns; i++)
+		CompSpillRunRelease(sp, &runs[i]);
 }
 
 /*

@@ -70,6 +70,13 @@
 #define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
 #define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
 
+/*
+ * What one run costs in the list of runs: its entry (the array doubles) and
+ * its extent map; and the fewest runs the list holds before some are merged.
+ */
+#define COMPSPILL_RUN_ENTRY_MEM		((int64) (2 * sizeof(CompSpillRun) + 64))
+#define COMPSPILL_MIN_MAX_RUNS		8
+
 typedef struct CompSpillSortTuple
 {
 	MinimalTuple tuple;			/* the row */
@@ -127,6 +134,8 @@ struct CompSpillSorter
 	CompSpillRun *runs;
 	int			nruns;
 	int			runs_cap;
+	int			max_runs;		/* runs the list holds before some are merged */
+	SortSupport merge_ssup;		/* the keys without abbreviation, to merge */
 	CompSpillStats stats;
 
 	/* merging, and with random access the merged rows */
@@ -546,6 +555,8 @@ compspill_start_spill(CompSpillSorter *s)
 							   s->block_size, s->write_size, extent_size);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
+	s->max_runs = (int) Max(s->allowed_mem / 8 / COMPSPILL_RUN_ENTRY_MEM,
+							COMPSPILL_MIN_MAX_RUNS);
 
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -565,6 +576,94 @@ compspill_new_run(CompSpillSorter *s)
 }
 
 /*
+ * Move the runs of the given level to the front of the list, keeping their
+ * order; return how many there are.
+ */
+static int
+compspill_runs_to_front(CompSpillSorter *s, int level)
+{
+	int			n = 0;
+
+	for (int i = 0; i < s->nruns; i++)
+	{
+		if (s->runs[i].level == level)
+		{
+			CompSpillRun run = s->runs[i];
+
+			memmove(&s->runs[n + 1], &s->runs[n],
+					sizeof(CompSpillRun) * (i - n));
+			s->runs[n++] = run;
+		}
+	}
+	return n;
+}
+
+/*
+ * Keep the list of runs within an eighth of work_mem.  At the smallest
+ * work_mem a large sort makes tens of thousands of runs, whose descriptors
+ * would otherwise grow without bound.  Once the list holds max_runs runs,
+ * the runs of the lowest level that has several are merged, as many at a
+ * time as one merge can read, into runs of the next level, while the input
+ * is still being read: as a balanced merge's passes would merge them at
+ * the end, so that each row is written again about as often.  Called
+ * between runs, when no tuple is held.
+ */
+static void
+compspill_bound_runs(CompSpillSorter *s)
+{
+	int			level;
+	int			n;
+
+	if (s->nruns < s->max_runs)
+		return;
+
+	if (s->merge_ssup == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
+		SortSupport first;
+
+		/* runs hold whole values: compare them without abbreviation */
+		s->merge_ssup = palloc(sizeof(SortSupportData) * s->nkeys);
+		memcpy(s->merge_ssup, s->ssup, sizeof(SortSupportData) * s->nkeys);
+		first = &s->merge_ssup[0];
+		if (first->abbrev_converter != NULL)
+		{
+			first->comparator = first->abbrev_full_comparator;
+			first->abbrev_converter = NULL;
+			first->abbrev_abort = NULL;
+			first->abbrev_full_comparator = NULL;
+		}
+		MemoryContextSwitchTo(oldcxt);
+	}
+
+	/* the lowest level with two runs or more; there is one */
+	for (level = 0;; level++)
+	{
+		n = compspill_runs_to_front(s, level);
+		if (n >= 2)
+			break;
+	}
+
+	/* merge them in groups; each output goes after what is left to merge */
+	while (n >= 2)
+	{
+		CompSpillRun out;
+		int			merged;
+
+		merged = CompSpillMergeRuns(s->spill, &s->stats, s->tupdesc,
+									s->merge_ssup, s->nkeys, s->runs, n,
+									s->allowed_mem, compspill_measure_cb, s,
+									&out);
+		memmove(&s->runs[0], &s->runs[merged],
+				sizeof(CompSpillRun) * (s->nruns - merged));
+		s->nruns -= merged;
+		n -= merged;
+		s->runs[s->nruns++] = out;
+	}
+	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
+}
+
+/*
  * Sort the rows in memory and write them out as one run.
  */
 static void
@@ -578,7 +677,7 @@ compspill_dump_run(CompSpillSorter *s)
 	compspill_sort_memtuples(s);
 
 	CompSpillRunBegin(s->spill, compspill_new_run(s));
-	s->stats.nruns = s->nruns;
+	s->stats.nruns++;
 	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
 	for (i = 0; i < s->memtupcount; i++)
 	{
@@ -610,8 +709,9 @@ compspill_dump_run(CompSpillSorter *s)
 		s->writer_reserve = CompSpillWriterMemory(s->block_size,
 												  s->write_size);
 	}
-	compspill_remeasure(s);
 	MemoryContextReset(s->tuplecxt);
+	compspill_bound_runs(s);
+	compspill_remeasure(s);
 }
 
 /*
@@ -695,7 +795,8 @@ CompSpillSorterFinish(CompSpillSorter *s)
 
 	if (s->memtupcount > 0)
 		compspill_dump_run(s);
-	s->stats.bytes_written_runs = s->stats.bytes_written;
+	s->stats.bytes_written_runs = s->stats.bytes_written -
+		s->stats.bytes_written_early;
 
 	/* the array is not needed any more; its memory goes to the readers */
 	pfree(s->memtuples);
