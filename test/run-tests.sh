@@ -30,11 +30,7 @@ exec </dev/null
 cd "$(dirname "$0")/.."
 TOP=$PWD
 
-PGVERSION=15
-PGBIN=/usr/lib/postgresql/$PGVERSION/bin
-export PG_CONFIG=$PGBIN/pg_config
-PGXS_DIR=/usr/lib/postgresql/$PGVERSION/lib/pgxs
-NPROC=$(nproc 2>/dev/null || echo 2)
+. test/pg-paths.sh
 
 SUDO=
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
