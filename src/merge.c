@@ -485,7 +485,7 @@ CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 				   int64 (*used_mem) (void *), void *arg, CompSpillRun *out)
 {
 	CompSpillMerge *m;
-	int			fanin;
+	int			fanin;			/* at most nruns: see compspill_fanin */
 	int			last_fanin;
 	int64		written;
 
@@ -493,7 +493,6 @@ CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	m = compspill_merge_create(sp, stats, tupdesc, ssup, nkeys, runs, nruns,
 							   allowed_mem, true, used_mem, arg,
 							   &fanin, &last_fanin);
-	fanin = Min(fanin, nruns);
 	written = stats->bytes_written;
 	compspill_merge_into_run(m, runs, fanin, out);
 	out->level = runs[0].level + 1;

@@ -333,6 +333,21 @@ compspill_set_datum1(CompSpillSorter *s, CompSpillSortTuple *stup)
 }
 
 /*
+ * Make ssup, the first key's SortSupport, compare whole values: runs hold
+ * whole values, not abbreviated ones.
+ */
+static void
+compspill_unabbreviate(SortSupport ssup)
+{
+	if (ssup->abbrev_converter == NULL)
+		return;
+	ssup->comparator = ssup->abbrev_full_comparator;
+	ssup->abbrev_converter = NULL;
+	ssup->abbrev_abort = NULL;
+	ssup->abbrev_full_comparator = NULL;
+}
+
+/*
  * Give up abbreviated keys if the opclass says they do not pay, before any
  * run is written; the first datums are then extracted again.
  */
@@ -350,28 +365,9 @@ compspill_consider_abort(CompSpillSorter *s)
 	if (!ssup->abbrev_abort(s->memtupcount, ssup))
 		return;
 
-	ssup->comparator = ssup->abbrev_full_comparator;
-	ssup->abbrev_converter = NULL;
-	ssup->abbrev_abort = NULL;
-	ssup->abbrev_full_comparator = NULL;
+	compspill_unabbreviate(ssup);
 	for (i = 0; i < s->memtupcount; i++)
 		compspill_set_datum1(s, &s->memtuples[i]);
-}
-
-/*
- * Stop using abbreviated keys: merges compare full values.
- */
-static void
-compspill_disable_abbrev(CompSpillSorter *s)
-{
-	SortSupport ssup = s->ssup;
-
-	if (ssup->abbrev_converter == NULL)
-		return;
-	ssup->comparator = ssup->abbrev_full_comparator;
-	ssup->abbrev_converter = NULL;
-	ssup->abbrev_abort = NULL;
-	ssup->abbrev_full_comparator = NULL;
 }
 
 /*
@@ -619,21 +615,11 @@ compspill_bound_runs(CompSpillSorter *s)
 
 	if (s->merge_ssup == NULL)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
-		SortSupport first;
-
-		/* runs hold whole values: compare them without abbreviation */
-		s->merge_ssup = palloc(sizeof(SortSupportData) * s->nkeys);
+		/* the keys as they are, but comparing whole values */
+		s->merge_ssup = MemoryContextAlloc(s->maincxt,
+										   sizeof(SortSupportData) * s->nkeys);
 		memcpy(s->merge_ssup, s->ssup, sizeof(SortSupportData) * s->nkeys);
-		first = &s->merge_ssup[0];
-		if (first->abbrev_converter != NULL)
-		{
-			first->comparator = first->abbrev_full_comparator;
-			first->abbrev_converter = NULL;
-			first->abbrev_abort = NULL;
-			first->abbrev_full_comparator = NULL;
-		}
-		MemoryContextSwitchTo(oldcxt);
+		compspill_unabbreviate(s->merge_ssup);
 	}
 
 	/* the lowest level with two runs or more; there is one */
@@ -804,7 +790,7 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	s->memtupsize = 0;
 	MemoryContextReset(s->tuplecxt);
 
-	compspill_disable_abbrev(s);
+	compspill_unabbreviate(s->ssup);
 
 	oldcxt = MemoryContextSwitchTo(s->maincxt);
 	s->merge = CompSpillMergeBegin(s->spill, &s->stats, s->tupdesc, s->ssup,

@@ -30,7 +30,7 @@ exec </dev/null
 cd "$(dirname "$0")/.."
 TOP=$PWD
 
-. test/pg-paths.sh
+. test/test-lib.sh
 
 SUDO=
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -122,13 +122,9 @@ if [ -z "${TAP_TESTS_ONLY:-}" ]; then
 		make installcheck TAP_TESTS= PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$regress_log"
 	regress_rc=${PIPESTATUS[0]}
 
-	ok=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. ok' "$regress_log" || true)
-	bad=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. FAILED' "$regress_log" || true)
-	if [ "$regress_rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
-		bad=1					# pg_regress or the cluster itself failed
-	fi
-	npassed=$((npassed + ok))
-	nfailed=$((nfailed + bad))
+	regress_counts "$regress_log" "$regress_rc"
+	npassed=$((npassed + regress_ok))
+	nfailed=$((nfailed + regress_bad))
 	if [ "$regress_rc" -ne 0 ]; then
 		echo "run-tests: pg_regress failed (exit $regress_rc)"
 		show_file regression.diffs 3000

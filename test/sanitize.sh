@@ -67,7 +67,7 @@ exec </dev/null
 cd "$(dirname "$0")/.."
 TOP=$PWD
 
-. test/pg-paths.sh
+. test/test-lib.sh
 BINDIR=$($PG_CONFIG --bindir)
 PKGLIBDIR=$($PG_CONFIG --pkglibdir)
 SHAREDIR=$($PG_CONFIG --sharedir)
@@ -308,13 +308,9 @@ for pass in $PASSES; do
 			REGRESS="$pass_tests"
 	) >"$log" 2>&1 || rc=$?
 	cat "$log"
-	ok=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. ok' "$log" || true)
-	bad=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. FAILED' "$log" || true)
-	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
-		bad=1					# pg_regress or the server itself failed
-	fi
-	npassed=$((npassed + ok))
-	nfailed=$((nfailed + bad))
+	regress_counts "$log" "$rc"
+	npassed=$((npassed + regress_ok))
+	nfailed=$((nfailed + regress_bad))
 	if [ -f "$BUILD/regression.diffs" ]; then
 		mv "$BUILD/regression.diffs" "$CLUSTER/regression-$pass.diffs"
 		[ "$rc" -ne 0 ] && head -n 200 "$CLUSTER/regression-$pass.diffs"

@@ -1,0 +1,25 @@
+#
+# test/test-lib.sh
+#	  Sourced by the test scripts: the PostgreSQL installation they build
+#	  against and run (Debian's packages of PostgreSQL 15), the number of
+#	  cores for make -j, and the counting of a pg_regress run's results.
+#
+PGVERSION=15
+PGBIN=/usr/lib/postgresql/$PGVERSION/bin
+export PG_CONFIG=$PGBIN/pg_config
+PGXS_DIR=/usr/lib/postgresql/$PGVERSION/lib/pgxs
+NPROC=$(nproc 2>/dev/null || echo 2)
+
+# Count the tests pg_regress passed and failed in log, which it wrote
+# exiting with rc, into regress_ok and regress_bad; a failure that names no
+# test (pg_regress or the server itself failed) counts as one.
+regress_counts()
+{
+	local log=$1 rc=$2
+
+	regress_ok=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. ok' "$log" || true)
+	regress_bad=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. FAILED' "$log" || true)
+	if [ "$rc" -ne 0 ] && [ "$regress_bad" -eq 0 ]; then
+		regress_bad=1
+	fi
+}
