@@ -21,11 +21,15 @@
  * the leader makes a PostgreSQL tuplestore instead and the scans read that.
  *
  * A CTE Scan is a scan node: its quals and targetlist refer to the CTE's
- * columns as Vars of its range table entry.  A CustomScan that scans no
- * relation reads its tuples through custom_scan_tlist, so the node gets one
- * entry per column of the CTE's output and its quals and targetlist refer
- * to them as INDEX_VAR; the original Vars stay in custom_scan_tlist, which
- * is how EXPLAIN still prints the CTE's alias.
+ * columns as Vars of its range table entry.  The node keeps them so: the
+ * executor reads a Var of any ordinary range table index from the scan
+ * tuple, and EXPLAIN VERBOSE deparses them, whole-row Vars included, from
+ * the range table exactly as it does a native CTE Scan's (INDEX_VAR
+ * references would have no entry for a whole-row Var).  custom_scan_tlist
+ * gives the scan tuple's columns: those the CTE returns, without the
+ * resjunk columns (sort keys, say) its plan may carry at the end.  Rows are
+ * stored without them, so that a whole-row Var of the CTE is what native's
+ * junk filter makes of it.
  *
  * IDENTIFICATION
  *	  src/ctenode.c
@@ -99,61 +103,46 @@ CompSpillRegisterCteNode(void)
 	RegisterCustomScanMethods(&compspill_cte_scan_methods);
 }
 
-/* Turn Vars of the scanned range table entry into INDEX_VAR references */
-static Node *
-compspill_cte_index_vars(Node *node, void *context)
-{
-	Index		rti = *(Index *) context;
-
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var))
-	{
-		Var		   *var = (Var *) node;
-
-		if (var->varno == (int) rti && var->varlevelsup == 0)
-		{
-			var = copyObject(var);
-			var->varno = INDEX_VAR;
-			return (Node *) var;
-		}
-		return node;
-	}
-	return expression_tree_mutator(node, compspill_cte_index_vars, context);
-}
-
 /*
- * Build a CustomScan that does the work of the given CTE Scan of stmt.
+ * Build a CustomScan that does the work of the given CTE Scan of stmt, or
+ * return NULL if the CTE's plan puts a resjunk column before a column it
+ * returns (the planner never does): the scan then stays native.
  */
 Plan *
 CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt)
 {
-	CustomScan *cscan = makeNode(CustomScan);
+	CustomScan *cscan;
 	Plan	   *cteplan = list_nth(stmt->subplans, cte->ctePlanId - 1);
 	Index		rti = cte->scan.scanrelid;
 	List	   *scan_tlist = NIL;
+	bool		seen_junk = false;
 	ListCell   *lc;
 
-	/* one entry per column the CTE's subplan returns, junk included */
+	/* one entry per column the CTE returns, leaving out its junk */
 	foreach(lc, cteplan->targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Node	   *expr = (Node *) tle->expr;
-		Var		   *var = makeVar(rti, tle->resno, exprType(expr),
-								  exprTypmod(expr), exprCollation(expr), 0);
+		Var		   *var;
 
+		if (tle->resjunk)
+		{
+			seen_junk = true;
+			continue;
+		}
+		if (seen_junk)
+			return NULL;
+		var = makeVar(rti, tle->resno, exprType(expr), exprTypmod(expr),
+					  exprCollation(expr), 0);
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry((Expr *) var, tle->resno, NULL,
 											 false));
 	}
 
 	/* the whole Plan header, then make it a CustomScan again */
+	cscan = makeNode(CustomScan);
 	cscan->scan.plan = cte->scan.plan;
 	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.plan.targetlist = (List *)
-		compspill_cte_index_vars((Node *) cte->scan.plan.targetlist, &rti);
-	cscan->scan.plan.qual = (List *)
-		compspill_cte_index_vars((Node *) cte->scan.plan.qual, &rti);
 	cscan->scan.scanrelid = 0;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cscan->custom_plans = NIL;
@@ -203,20 +192,20 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 	state->cteplanstate = list_nth(estate->es_subplanstates,
 								   state->cte_plan_id - 1);
 	state->slot = ExecAllocTableSlot(&estate->es_tupleTable,
-									 ExecGetResultType(state->cteplanstate),
+									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 									 &TTSOpsMinimalTuple);
 
 	/*
 	 * Rows come in a minimal-tuple slot, not the virtual scan slot that
 	 * ExecInitCustomScan assumed when it compiled the quals and the
-	 * projection: say so, and compile them again, so that they deform the
-	 * tuples they read.
+	 * projection, and the Vars are the CTE's, not INDEX_VAR: say so, and
+	 * compile them again, so that they deform the tuples they read.
 	 */
 	node->ss.ps.scanops = &TTSOpsMinimalTuple;
 	node->ss.ps.scanopsfixed = true;
 	node->ss.ps.scanopsset = true;
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->cte_rti);
 
 	prm = &estate->es_param_exec_vals[state->cte_param];
 	if (prm->execPlan != NULL)
@@ -249,7 +238,7 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 static void
 compspill_cte_make_store(CompSpillCteState *leader)
 {
-	TupleDesc	tupdesc = ExecGetResultType(leader->cteplanstate);
+	TupleDesc	tupdesc = leader->slot->tts_tupleDescriptor;
 
 	if (leader->use_tuplestore)
 	{
@@ -307,6 +296,28 @@ compspill_cte_get(CompSpillCteState *state, bool forward)
 }
 
 /*
+ * Copy a row of the CTE's subplan into the scan's slot, leaving out the
+ * resjunk columns at its end: the copy outlives the subplan's next row.
+ */
+static void
+compspill_cte_copy_row(TupleTableSlot *dst, TupleTableSlot *src)
+{
+	int			natts = dst->tts_tupleDescriptor->natts;
+
+	if (src->tts_tupleDescriptor->natts == natts)
+	{
+		ExecCopySlot(dst, src);
+		return;
+	}
+	ExecClearTuple(dst);
+	slot_getsomeattrs(src, natts);
+	memcpy(dst->tts_values, src->tts_values, natts * sizeof(Datum));
+	memcpy(dst->tts_isnull, src->tts_isnull, natts * sizeof(bool));
+	ExecStoreVirtualTuple(dst);
+	ExecMaterializeSlot(dst);
+}
+
+/*
  * Return the scan's next row: from the store while the read position is
  * inside it, else the next row of the CTE's subplan, stored on the way.
  */
@@ -350,15 +361,16 @@ compspill_cte_next(ScanState *ss)
 			leader->eof_cte = true;
 			return NULL;
 		}
+		compspill_cte_copy_row(state->slot, cteslot);
 		if (leader->store)
-			CompSpillStorePut(leader->store, cteslot, state->readptr);
+			CompSpillStorePut(leader->store, state->slot, state->readptr);
 		else
 		{
 			/* the subplan may have used the store: select ours again */
 			tuplestore_select_read_pointer(leader->tstore, state->readptr);
-			tuplestore_puttupleslot(leader->tstore, cteslot);
+			tuplestore_puttupleslot(leader->tstore, state->slot);
 		}
-		return ExecCopySlot(state->slot, cteslot);
+		return state->slot;
 	}
 
 	return ExecClearTuple(state->slot);

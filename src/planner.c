@@ -168,7 +168,11 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 	if (IsA(plan, Material))
 		return CompSpillMakeMaterialNode((Material *) plan);
 	if (IsA(plan, CteScan))
-		return CompSpillMakeCteNode((CteScan *) plan, stmt);
+	{
+		Plan	   *cte = CompSpillMakeCteNode((CteScan *) plan, stmt);
+
+		return cte ? cte : plan;
+	}
 
 	return plan;
 }
