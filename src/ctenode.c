@@ -466,12 +466,16 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Index		rti = (Index) intVal(lthird(cscan->custom_private));
 	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
+	char	   *refname = list_nth(es->rtable_names, rti - 1);
 
+	/* the alias EXPLAIN gives the scan, made unique as for a native one */
+	if (refname == NULL)
+		refname = rte->eref->aliasname;
 	if (rte->ctename != NULL)
 		ExplainPropertyText("CTE Name", rte->ctename, es);
-	if (rte->eref != NULL && rte->eref->aliasname != NULL &&
-		(rte->ctename == NULL || strcmp(rte->eref->aliasname, rte->ctename) != 0))
-		ExplainPropertyText("CTE Alias", rte->eref->aliasname, es);
+	if (refname != NULL &&
+		(rte->ctename == NULL || strcmp(refname, rte->ctename) != 0))
+		ExplainPropertyText("CTE Alias", refname, es);
 
 	if (!es->analyze || state->leader == NULL)
 		return;
