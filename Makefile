@@ -41,6 +41,8 @@ PG_CONFIG ?= pg_config
 # headers, since they are not written to be -Wextra clean.
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CFLAGS += -Wall -Wextra
+# the library says its version in compspill_version() and, on 18, its magic block
+PG_CPPFLAGS += -DCOMPSPILL_VERSION=\"$(EXTVERSION)\"
 ifdef COMPSPILL_WERROR
 PG_CFLAGS += -Werror
 endif

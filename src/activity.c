@@ -135,7 +135,7 @@ compspill_slot_end_write(volatile CompSpillActivitySlot *slot)
 static CompSpillActivitySlot *
 compspill_own_slots(void)
 {
-	return &compspill_slots[MyProc->pgprocno * COMPSPILL_ACTIVITY_SLOTS];
+	return &compspill_slots[CompSpillMyProcNumber() * COMPSPILL_ACTIVITY_SLOTS];
 }
 
 /* Free all of this backend's slots */
@@ -216,7 +216,7 @@ CompSpillActivityBegin(const char *what, const CompSpillStats *st)
 	slot->dbid = MyDatabaseId;
 	slot->userid = GetUserId();
 	slot->queryid = st->queryid;
-	strlcpy(slot->node, what, sizeof(slot->node));
+	snprintf(slot->node, sizeof(slot->node), "%s", what);
 	slot->started = GetCurrentTimestamp();
 	slot->phase = COMPSPILL_PHASE_READING_INPUT;
 	slot->pass = 0;

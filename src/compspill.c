@@ -27,7 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-PG_MODULE_MAGIC;
+COMPSPILL_MODULE_MAGIC(COMPSPILL_VERSION);
 
 /* settings */
 bool		compspill_enabled = true;
@@ -189,7 +189,7 @@ CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
 	set->block_size = (Size) compspill_block_size * 1024;
 	set->write_size = (Size) compspill_write_size * 1024;
 	set->queryid = estate->es_plannedstmt ?
-		estate->es_plannedstmt->queryId : UINT64CONST(0);
+		CompSpillQueryId(estate->es_plannedstmt) : UINT64CONST(0);
 }
 
 /*
@@ -200,7 +200,7 @@ compspill_version(PG_FUNCTION_ARGS)
 {
 	char		buf[128];
 
-	snprintf(buf, sizeof(buf), "compspill 0.4.0 (lz4 %s, zstd %s)",
-			 LZ4_versionString(), ZSTD_versionString());
+	snprintf(buf, sizeof(buf), "compspill %s (lz4 %s, zstd %s)",
+			 COMPSPILL_VERSION, LZ4_versionString(), ZSTD_versionString());
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

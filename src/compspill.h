@@ -45,9 +45,7 @@
 #include "storage/fd.h"
 #include "utils/sortsupport.h"
 
-#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
-#error "compspill supports PostgreSQL 15 only"
-#endif
+#include "compat.h"
 
 /* I/O alignment for direct I/O: buffers, file offsets and lengths */
 #define COMPSPILL_ALIGN			4096

@@ -148,8 +148,9 @@ static pg_crc32c compspill_frame_crc(const CompSpillFrameHeader *hdr,
 static const char *compspill_read_window(CompSpillRunReader *r, off_t pos,
 										 Size len);
 static bool compspill_load_frame(CompSpillRunReader *r);
-static void compspill_corrupt_frame(CompSpillRunReader *r, off_t pos,
-									const char *detail) pg_attribute_noreturn();
+pg_noreturn static void compspill_corrupt_frame(CompSpillRunReader *r,
+												off_t pos,
+												const char *detail);
 
 /* Compute the checksum of a frame: the header with crc zeroed, then payload */
 static pg_crc32c

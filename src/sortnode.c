@@ -422,7 +422,7 @@ compspill_explain_keys(CompSpillSortState *state, List *ancestors,
 
 	initStringInfo(&buf);
 	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
-	useprefix = (list_length(es->rtable) > 1 || es->verbose);
+	useprefix = (CompSpillExplainRtableSize(es) > 1 || es->verbose);
 
 	for (i = 0; i < spec->nkeys; i++)
 	{

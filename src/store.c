@@ -284,7 +284,7 @@ compspill_rowlist_add(CompSpillRowList *list, MinimalTuple tup)
 		list->rows = repalloc_huge(list->rows, sizeof(MinimalTuple) * list->cap);
 	}
 	oldcxt = MemoryContextSwitchTo(list->cxt);
-	list->rows[list->n++] = heap_copy_minimal_tuple(tup);
+	list->rows[list->n++] = CompSpillCopyMinimalTuple(tup);
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -563,7 +563,7 @@ compspill_store_load(CompSpillStore *st, int64 row)
 		if (!CompSpillReaderNext(st->reader, &values, &isnull))
 			elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
 				 (long long) lo, i, n);
-		st->blk_rows[i] = heap_form_minimal_tuple(st->tupdesc, values, isnull);
+		st->blk_rows[i] = CompSpillFormMinimalTuple(st->tupdesc, values, isnull);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	st->blk_first = first;
@@ -614,7 +614,7 @@ CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
 	}
 	tup = compspill_store_row(st, row);
 	if (copy)
-		ExecStoreMinimalTuple(heap_copy_minimal_tuple(tup), slot, true);
+		ExecStoreMinimalTuple(CompSpillCopyMinimalTuple(tup), slot, true);
 	else
 		ExecStoreMinimalTuple(tup, slot, false);
 	return true;

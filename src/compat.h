@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  What differs between the PostgreSQL majors compspill builds on
+ *	  (15, 16, 17 and 18), in one place.
+ *
+ * The rest of the source is written against the newest server's API; each
+ * difference gets a name here, defined under PG_VERSION_NUM for the older
+ * majors.  Each entry says which major changed what.  CI builds with
+ * -Werror against 15 (Debian's packages), 17 (its server headers, syntax
+ * only) and 18 (built from source), and runs the whole suite on 15 and 18;
+ * no headers of 16 can be had here, so the 16 branches follow its release
+ * notes and are the 15 branches wherever 16 changed nothing we use.
+ *
+ * IDENTIFICATION
+ *	  src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_COMPAT_H
+#define COMPSPILL_COMPAT_H
+
+#if PG_VERSION_NUM < 150000
+#error "compspill needs PostgreSQL 15 or later"
+#endif
+
+#include "access/htup_details.h"
+#include "storage/proc.h"
+
+/*
+ * 18 moved ExplainState to commands/explain_state.h and the
+ * ExplainProperty* functions to commands/explain_format.h.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#else
+#include "commands/explain.h"
+#endif
+
+/*
+ * 18 replaced pg_attribute_noreturn(), written after a declaration, with
+ * pg_noreturn, written before it.  GCC and Clang take the attribute in
+ * front too, so older servers get pg_noreturn spelled with the old macro.
+ */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * 18 gave heap_form_minimal_tuple and heap_copy_minimal_tuple an argument
+ * for extra space before the tuple; compspill never wants any.
+ */
+#if PG_VERSION_NUM >= 180000
+#define CompSpillFormMinimalTuple(desc, values, isnull) \
+	heap_form_minimal_tuple((desc), (values), (isnull), 0)
+#define CompSpillCopyMinimalTuple(tup) \
+	heap_copy_minimal_tuple((tup), 0)
+#else
+#define CompSpillFormMinimalTuple(desc, values, isnull) \
+	heap_form_minimal_tuple((desc), (values), (isnull))
+#define CompSpillCopyMinimalTuple(tup) \
+	heap_copy_minimal_tuple(tup)
+#endif
+
+/*
+ * 17 replaced MyProc->pgprocno with MyProcNumber: this backend's index in
+ * the PGPROC array, which compspill uses for its shared-memory slots.
+ */
+#if PG_VERSION_NUM >= 170000
+#define CompSpillMyProcNumber()	((int) MyProcNumber)
+#else
+#define CompSpillMyProcNumber()	(MyProc->pgprocno)
+#endif
+
+/*
+ * 18 made queryId signed (int64); compspill keeps it as the bits it is.
+ */
+#define CompSpillQueryId(stmt)	((uint64) (stmt)->queryId)
+
+/*
+ * 18's EXPLAIN qualifies column names when the range table has more than
+ * one entry not counting the RTE_GROUP entry of a grouped query
+ * (es->rtable_size); before 18 it counted the whole range table.
+ */
+#if PG_VERSION_NUM >= 180000
+#define CompSpillExplainRtableSize(es)	((es)->rtable_size)
+#else
+#define CompSpillExplainRtableSize(es)	list_length((es)->rtable)
+#endif
+
+/*
+ * 18 counts the nodes of a plan that enable_* settings disabled
+ * (Plan.disabled_nodes, each node's own plus its children's) and EXPLAIN
+ * marks a node "Disabled" when its count exceeds its children's; for a
+ * CustomScan it sums the children in custom_plans only.
+ */
+#if PG_VERSION_NUM >= 180000
+#define COMPSPILL_HAS_DISABLED_NODES 1
+#endif
+
+/*
+ * 18's EXPLAIN ANALYZE prints how much a Material or CTE Scan's tuplestore
+ * held ("Storage", "Maximum Storage"); compspill's stores do the same.
+ */
+#if PG_VERSION_NUM >= 180000
+#define COMPSPILL_EXPLAIN_STORAGE 1
+#endif
+
+/*
+ * 18 lets a module say its name and version in its magic block.
+ */
+#if PG_VERSION_NUM >= 180000
+#define COMPSPILL_MODULE_MAGIC(ver) \
+	PG_MODULE_MAGIC_EXT(.name = "compspill", .version = (ver))
+#else
+#define COMPSPILL_MODULE_MAGIC(ver) PG_MODULE_MAGIC
+#endif
+
+#endif							/* COMPSPILL_COMPAT_H */
