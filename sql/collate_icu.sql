@@ -13,7 +13,7 @@ SELECT getdatabaseencoding() <> 'UTF8' OR
 \endif
 
 CREATE COLLATION ci_de (provider = icu, locale = 'de-u-ks-level2', deterministic = false);
-CREATE COLLATION ci_num (provider = icu, locale = 'en-u-kn-true');
+CREATE COLLATION ci_num (provider = icu, locale = 'en-u-kn');
 
 SELECT setseed(0.75);
 CREATE TABLE icu (id int, t text, tu text COLLATE "und-x-icu");

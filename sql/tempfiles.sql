@@ -37,12 +37,15 @@ SELECT compare_sorted('SELECT * FROM tf ORDER BY t', 'spill');
 RESET temp_tablespaces;
 
 -- temp_file_limit stops a spill that is too big, and the file goes away
+-- (the SQLSTATE only: 18 quotes the setting's name in the message)
 SET temp_file_limit = '100kB';
+\set VERBOSITY sqlstate
 SELECT count(*) FROM (SELECT * FROM tf ORDER BY t) s;
 SELECT tf_files_now() AS files_after_error;
 -- the same sort under native Sort fails the same way
 SET compspill.enabled = off;
 SELECT count(*) FROM (SELECT * FROM tf ORDER BY t) s;
+\set VERBOSITY default
 SET compspill.enabled = on;
 RESET temp_file_limit;
 SELECT compare_sorted('SELECT * FROM tf ORDER BY t', 'spill');

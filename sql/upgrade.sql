@@ -22,6 +22,11 @@ LANGUAGE sql AS $$
     WHERE d.refclassid = 'pg_extension'::regclass
       AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'compspill')
       AND d.deptype = 'e'
+      -- 18 records a view's row type (and its array) as a member too: it
+      -- comes and goes with the view
+      AND NOT (d.classid = 'pg_type'::regclass AND EXISTS (
+              SELECT 1 FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem
+              WHERE t.oid = d.objid AND (t.typrelid <> 0 OR e.typrelid <> 0)))
 $$;
 CREATE TEMP TABLE fresh AS SELECT * FROM cs_ext_objects();
 SELECT extversion FROM pg_extension WHERE extname = 'compspill';

@@ -43,7 +43,7 @@ BEGIN
 END
 $f$;
 
--- 'same, N compspill nodes' when the two plans print alike, else the first
+-- 'same' when the two plans print alike (with a compspill node), else the first
 -- line where they differ; a plan without a compspill node tests nothing
 CREATE FUNCTION vb_same(query text)
 RETURNS text LANGUAGE plpgsql AS $f$
@@ -64,7 +64,7 @@ BEGIN
         RETURN 'no compspill node in the plan';
     END IF;
     IF native = comp THEN
-        RETURN 'same, ' || n || ' compspill nodes';
+        RETURN 'same';
     END IF;
     FOR i IN 1..greatest(array_length(native, 1), array_length(comp, 1)) LOOP
         IF native[i] IS DISTINCT FROM comp[i] THEN

@@ -100,11 +100,12 @@
 #endif
 
 /*
- * 18's EXPLAIN ANALYZE prints how much a Material or CTE Scan's tuplestore
- * held ("Storage", "Maximum Storage"); compspill's stores do the same.
+ * 18 added tuplestore_get_stats, with which EXPLAIN ANALYZE prints how
+ * much a Material or CTE Scan's tuplestore held ("Storage", "Maximum
+ * Storage"); compspill's stores print the same lines on every version.
  */
 #if PG_VERSION_NUM >= 180000
-#define COMPSPILL_EXPLAIN_STORAGE 1
+#define COMPSPILL_HAS_TUPLESTORE_STATS 1
 #endif
 
 /*

@@ -591,5 +591,9 @@ extern void CompSpillExplainIndent(struct ExplainState *es);
 extern void CompSpillExplainSpill(CompSpillStats *st, struct ExplainState *es);
 extern void CompSpillExplainStore(bool spilled, CompSpillStats *st,
 								  struct ExplainState *es);
+extern void CompSpillExplainStorage(bool spilled, CompSpillStats *st,
+									struct ExplainState *es);
+extern void CompSpillExplainTuplestore(struct Tuplestorestate *ts,
+									   struct ExplainState *es);
 
 #endif							/* COMPSPILL_H */

@@ -463,8 +463,11 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 					  ExplainState *es)
 {
 	CompSpillCteState *state = (CompSpillCteState *) node;
+	CompSpillCteState *leader;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Index		rti = (Index) intVal(lthird(cscan->custom_private));
+	bool		spilled = false;
+	CompSpillStats *stats = NULL;
 	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
 	char	   *refname = list_nth(es->rtable_names, rti - 1);
 
@@ -477,24 +480,34 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 		(rte->ctename == NULL || strcmp(refname, rte->ctename) != 0))
 		ExplainPropertyText("CTE Alias", refname, es);
 
-	if (!es->analyze || state->leader == NULL)
+	if (!es->analyze || (leader = state->leader) == NULL)
 		return;
 
-	if (state->leader != state)
-	{
-		ExplainPropertyText("CTE Store", "shared", es);
-		return;
-	}
-	if (state->use_tuplestore)
+	/* every scan says how the shared store held its rows, as native's do */
+	if (leader->use_tuplestore)
 	{
 		if (es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyBool("Tuplestore Fallback", true, es);
+		CompSpillExplainTuplestore(leader->tstore, es);
 		return;
 	}
-	ExplainPropertyText("CTE Store", "own", es);
-	if (state->store)
-		CompSpillExplainStore(CompSpillStoreSpilled(state->store),
-							  CompSpillStoreStats(state->store), es);
-	else if (state->have_last)
-		CompSpillExplainStore(state->last_spilled, &state->last_stats, es);
+	if (leader->store)
+	{
+		spilled = CompSpillStoreSpilled(leader->store);
+		stats = CompSpillStoreStats(leader->store);
+	}
+	else if (leader->have_last)
+	{
+		spilled = leader->last_spilled;
+		stats = &leader->last_stats;
+	}
+
+	/* the scan holding the store prints its figures */
+	ExplainPropertyText("CTE Store", leader == state ? "own" : "shared", es);
+	if (stats == NULL)
+		return;
+	if (leader == state)
+		CompSpillExplainStore(spilled, stats, es);
+	else
+		CompSpillExplainStorage(spilled, stats, es);
 }

@@ -17,9 +17,8 @@
  */
 #include "postgres.h"
 
-#include "commands/explain.h"
-
 #include "compspill.h"
+#include "utils/tuplestore.h"
 
 /*
  * Indent a new line of text-format EXPLAIN output to the current level.
@@ -117,31 +116,77 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 }
 
 /*
+ * Print where a store kept its rows, the way PostgreSQL 18 prints it for a
+ * Material or CTE Scan's tuplestore ("Storage: Memory|Disk  Maximum
+ * Storage: NkB": the memory held, or the file's peak once on disk).
+ */
+static void
+compspill_explain_storage(const char *storage, int64 max_kb, ExplainState *es)
+{
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Storage: %s  Maximum Storage: " INT64_FORMAT "kB\n",
+						 storage, max_kb);
+	}
+	else
+	{
+		ExplainPropertyText("Storage", storage, es);
+		ExplainPropertyInteger("Maximum Storage", "kB", max_kb, es);
+	}
+}
+
+/*
+ * Print the storage line alone, as every scan of a CTE prints it for the
+ * store they share.
+ */
+void
+CompSpillExplainStorage(bool spilled, CompSpillStats *st, ExplainState *es)
+{
+	compspill_explain_storage(spilled ? "Disk" : "Memory",
+							  compspill_kb(spilled ? st->file_size : st->peak_mem),
+							  es);
+}
+
+/*
  * Print where a store (a Material's, a CTE's) kept its rows and, when they
- * went to disk, the spill figures.
+ * went to disk, the memory it held and the spill figures.  The storage
+ * line is the one PostgreSQL 18 prints for these nodes, on every version.
  */
 void
 CompSpillExplainStore(bool spilled, CompSpillStats *st, ExplainState *es)
 {
 	int64		mem_kb = compspill_kb(st->peak_mem);
-	int64		written_kb = compspill_kb(st->bytes_written);
 
-	if (es->format == EXPLAIN_FORMAT_TEXT)
+	CompSpillExplainStorage(spilled, st, es);
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
+	else if (spilled)
 	{
 		CompSpillExplainIndent(es);
-		if (!spilled)
-			appendStringInfo(es->str, "Storage: Memory  Memory: " INT64_FORMAT "kB\n",
-							 mem_kb);
-		else
-			appendStringInfo(es->str,
-							 "Storage: Disk  Memory: " INT64_FORMAT "kB  Disk: " INT64_FORMAT "kB\n",
-							 mem_kb, written_kb);
-	}
-	else
-	{
-		ExplainPropertyText("Storage", spilled ? "Disk" : "Memory", es);
-		ExplainPropertyInteger("Peak Memory Used", "kB", mem_kb, es);
+		appendStringInfo(es->str, "Peak Memory: " INT64_FORMAT "kB\n", mem_kb);
 	}
 	if (spilled)
 		CompSpillExplainSpill(st, es);
+}
+
+/*
+ * Print what a native tuplestore, used when compspill.enabled was off at
+ * executor start, held: what the native node prints on PostgreSQL 18 (no
+ * earlier server can say it).
+ */
+void
+CompSpillExplainTuplestore(Tuplestorestate *ts pg_attribute_unused(),
+						   ExplainState *es pg_attribute_unused())
+{
+#ifdef COMPSPILL_HAS_TUPLESTORE_STATS
+	char	   *storage;
+	int64		max_space;
+
+	if (ts == NULL)
+		return;
+	tuplestore_get_stats(ts, &storage, &max_space);
+	compspill_explain_storage(storage, compspill_kb(max_space), es);
+#endif
 }

@@ -410,6 +410,7 @@ compspill_material_explain(CustomScanState *node,
 	{
 		if (es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyBool("Tuplestore Fallback", true, es);
+		CompSpillExplainTuplestore(state->tstore, es);
 		return;
 	}
 	if (state->store)

@@ -61,8 +61,10 @@
 #include <fcntl.h>
 
 #include "commands/tablespace.h"
+#include "executor/instrument.h"
 #include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
+#include "storage/bufmgr.h"
 #include "storage/fd.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
@@ -369,11 +371,25 @@ compspill_prepare_io(CompSpillFile *file)
 }
 
 /*
+ * Blocks of BLCKSZ that a byte count passes from before to after: what
+ * BufFile would have counted for the same temp file I/O, one block per
+ * BLCKSZ started, so the sum over a file is its bytes rounded up.
+ */
+static inline int64
+compspill_temp_blocks(int64 before, int64 after)
+{
+	return (after + BLCKSZ - 1) / BLCKSZ - (before + BLCKSZ - 1) / BLCKSZ;
+}
+
+/*
  * Do one FileWrite (write) or FileRead of amount bytes at offset, with
- * O_DIRECT set first when it is wanted and the time spent added to the
- * figures.  Where the file system refuses direct I/O, switch to buffered
- * I/O and do it again.  Return what FileWrite/FileRead returned, errno as
- * it left it.
+ * O_DIRECT set first when it is wanted.  The bytes moved and the time spent
+ * go to the spill's figures, and to the executor's buffer usage as temp
+ * blocks written or read (and, with track_io_timing, temp I/O time), as
+ * BufFile counts them: EXPLAIN (BUFFERS), pg_stat_statements and
+ * auto_explain then see compspill's spills as they see native's.  Where
+ * the file system refuses direct I/O, switch to buffered I/O and do it
+ * again.  Return what FileWrite/FileRead returned, errno as it left it.
  */
 static int
 compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
@@ -408,6 +424,27 @@ compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
 			/* the file system refuses direct I/O: go on buffered */
 			compspill_disable_dio(file, saved_errno);
 			continue;
+		}
+
+		if (rc > 0 && write)
+		{
+			pgBufferUsage.temp_blks_written +=
+				compspill_temp_blocks(file->stats->bytes_written,
+									  file->stats->bytes_written + rc);
+			file->stats->bytes_written += rc;
+			if (track_io_timing)
+				INSTR_TIME_ACCUM_DIFF(pgBufferUsage.temp_blk_write_time,
+									  end, start);
+		}
+		else if (rc > 0)
+		{
+			pgBufferUsage.temp_blks_read +=
+				compspill_temp_blocks(file->stats->bytes_read,
+									  file->stats->bytes_read + rc);
+			file->stats->bytes_read += rc;
+			if (track_io_timing)
+				INSTR_TIME_ACCUM_DIFF(pgBufferUsage.temp_blk_read_time,
+									  end, start);
 		}
 
 		errno = saved_errno;
@@ -446,7 +483,6 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 		}
 
 		done += rc;
-		file->stats->bytes_written += rc;
 
 		/*
 		 * A short write on a local file means the disk filled up.  Under
@@ -879,7 +915,6 @@ CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 					 errmsg("could not read from temporary file \"%s\": %m",
 							FilePathName(file->vfd))));
 		done += rc;
-		file->stats->bytes_read += rc;
 		if ((Size) rc < amount)
 			break;				/* end of file */
 	}

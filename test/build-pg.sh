@@ -7,7 +7,7 @@
 # Debian bookworm packages PostgreSQL 15 only.  For the other majors the
 # project ships the source release in ../shared/pg/ (see its README); this
 # script checks the tarball's sha256, installs the build dependencies
-# through apt, configures with what the suite needs (TAP modules, OpenSSL,
+# through apt, configures with what the suite needs (TAP modules, OpenSSL, libxml for EXPLAIN (FORMAT XML),
 # ICU, lz4, zstd), builds the server and contrib/pg_stat_statements with
 # every core, and installs into a cache directory keyed by the version:
 #
@@ -84,7 +84,8 @@ fi
 
 if [ -z "${COMPSPILL_SKIP_DEPS:-}" ]; then
 	deps=(gcc make bison flex perl pkg-config libicu-dev libssl-dev
-		  libreadline-dev zlib1g-dev liblz4-dev libzstd-dev libipc-run-perl)
+		  libreadline-dev zlib1g-dev liblz4-dev libzstd-dev libxml2-dev
+		  libipc-run-perl)
 	missing=()
 	for pkg in "${deps[@]}"; do
 		dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null |
@@ -108,7 +109,7 @@ log=$work/build.log
 (
 	cd "$src"
 	./configure --prefix="$PREFIX" --enable-debug --enable-tap-tests \
-		--with-openssl --with-icu --with-lz4 --with-zstd \
+		--with-openssl --with-icu --with-libxml --with-lz4 --with-zstd \
 		CFLAGS='-O2' >"$log" 2>&1
 	make -j"$NPROC" -s >>"$log" 2>&1
 	make -j"$NPROC" -s -C contrib/pg_stat_statements >>"$log" 2>&1

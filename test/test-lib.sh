@@ -17,8 +17,9 @@ regress_counts()
 {
 	local log=$1 rc=$2
 
-	regress_ok=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. ok' "$log" || true)
-	regress_bad=$(grep -Ec '^(test| ) *[^ ]+ +\.\.\. FAILED' "$log" || true)
+	# 15 prints "test name ... ok", 16 and later TAP-like "ok 1 - name"
+	regress_ok=$(grep -Ec '^((test| ) *[^ ]+ +\.\.\. ok|ok +[0-9]+ +[-+] )' "$log" || true)
+	regress_bad=$(grep -Ec '^((test| ) *[^ ]+ +\.\.\. FAILED|not ok +[0-9]+ +[-+] )' "$log" || true)
 	if [ "$rc" -ne 0 ] && [ "$regress_bad" -eq 0 ]; then
 		regress_bad=1
 	fi

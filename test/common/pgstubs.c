@@ -206,8 +206,8 @@ psprintf(const char *fmt,...)
 	return result;
 }
 
-uint64
-pg_popcount(const char *buf, int bytes)
+static uint64
+stub_popcount(const char *buf, int bytes)
 {
 	uint64		count = 0;
 
@@ -216,6 +216,47 @@ pg_popcount(const char *buf, int bytes)
 	return count;
 }
 
+/*
+ * 17 made pg_popcount an inline function: a table lookup for a few bytes,
+ * else pg_popcount_optimized, a pointer where the server chooses an
+ * implementation at run time (TRY_POPCNT_FAST in 17, TRY_POPCNT_X86_64 in
+ * 18) and a function elsewhere.
+ */
+#if PG_VERSION_NUM < 170000
+uint64
+pg_popcount(const char *buf, int bytes)
+{
+	return stub_popcount(buf, bytes);
+}
+#else
+const uint8 pg_number_of_ones[256] = {
+#define STUB_ONES4(n) (n), (n) + 1, (n) + 1, (n) + 2
+#define STUB_ONES16(n) STUB_ONES4(n), STUB_ONES4((n) + 1), STUB_ONES4((n) + 1), STUB_ONES4((n) + 2)
+#define STUB_ONES64(n) STUB_ONES16(n), STUB_ONES16((n) + 1), STUB_ONES16((n) + 1), STUB_ONES16((n) + 2)
+	STUB_ONES64(0), STUB_ONES64(1), STUB_ONES64(1), STUB_ONES64(2)
+};
+#if defined(TRY_POPCNT_FAST) || defined(TRY_POPCNT_X86_64)
+uint64		(*pg_popcount_optimized) (const char *buf, int bytes) = stub_popcount;
+#else
+uint64
+pg_popcount_optimized(const char *buf, int bytes)
+{
+	return stub_popcount(buf, bytes);
+}
+#endif
+#endif
+
+/* 16 dropped the errorType argument */
+#if PG_VERSION_NUM >= 160000
+void
+ExceptionalCondition(const char *conditionName, const char *fileName,
+					 int lineNumber)
+{
+	fprintf(stderr, "assertion failed: %s at %s:%d\n",
+			conditionName, fileName, lineNumber);
+	abort();
+}
+#else
 void
 ExceptionalCondition(const char *conditionName, const char *errorType,
 					 const char *fileName, int lineNumber)
@@ -224,6 +265,7 @@ ExceptionalCondition(const char *conditionName, const char *errorType,
 			conditionName, errorType, fileName, lineNumber);
 	abort();
 }
+#endif
 
 bool
 errstart_cold(int elevel, const char *domain)
