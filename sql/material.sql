@@ -72,7 +72,12 @@ SELECT compare_material('SELECT a.id, b.id, b.t FROM mi a JOIN mi b ON a.g = b.g
 SELECT plan_shape('SELECT a.id, b.id FROM (SELECT * FROM mi WHERE id <= 3000) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.g = b.g');
 -- the store frees the rows before the merge join's mark, as native
 -- Material's tuplestore does, so with narrow rows it stays in memory
+-- (at 128kB: all 3000 rows would not fit; at 64kB what it keeps for a
+-- spill and, from 16 on, the empty block a generation context holds on
+-- to leave no room)
+SET work_mem = '128kB';
 SELECT compare_material('SELECT a.id, b.id, a.n FROM (SELECT * FROM mi WHERE id <= 3000) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.g = b.g', 'memory');
+SET work_mem = '64kB';
 SELECT plan_shape('SELECT a.id, b.id FROM mi a LEFT JOIN (SELECT * FROM mi WHERE id % 7 = 0) b ON a.g = b.g WHERE a.id <= 1000');
 SELECT cs_check('SELECT a.id, b.id, b.t FROM mi a LEFT JOIN (SELECT * FROM mi WHERE id % 7 = 0) b ON a.g = b.g WHERE a.id <= 1000', 'spill', 'multiset') AS left_join;
 SELECT cs_check('SELECT a.id, b.id, b.n FROM (SELECT * FROM mi WHERE id % 2 = 0) a FULL JOIN (SELECT * FROM mi WHERE id % 3 = 0) b ON a.v = b.v', 'spill', 'multiset') AS full_join;

@@ -7,18 +7,19 @@
 # Debian bookworm packages PostgreSQL 15 only.  For the other majors the
 # project ships the source release in ../shared/pg/ (see its README); this
 # script checks the tarball's sha256, installs the build dependencies
-# through apt, configures with what the suite needs (TAP modules, OpenSSL, libxml for EXPLAIN (FORMAT XML),
-# ICU, lz4, zstd), builds the server and contrib/pg_stat_statements with
-# every core, and installs into a cache directory keyed by the version:
+# through apt, configures with what the suite needs (TAP modules, OpenSSL,
+# ICU, libxml for EXPLAIN (FORMAT XML), lz4, zstd), builds the server,
+# contrib/pg_stat_statements and contrib/auto_explain with every core, and
+# installs into a cache directory keyed by the version:
 #
 #	/var/cache/compspill/postgresql-<version>
 #
 # A later run on the same machine finds the stamp file there and does
-# nothing, so only a fresh machine pays for the build (about ten minutes on
+# nothing, so only a fresh machine pays for the build (about six minutes on
 # two cores).  The installation is also linked as /usr/lib/postgresql/<major>,
 # where postgresql-common's pg_virtualenv looks for a major's binaries.
 #
-# Usage: test/build-pg.sh [VERSION]		(default 18.6)
+# Usage: test/build-pg.sh [VERSION]	(a release such as 18.6, or a major: 18)
 # Prints the installation's pg_config path as its last line.
 #
 # Environment:
@@ -30,7 +31,18 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-VERSION=${1:-18.6}
+# sha256 of each release the project builds, as ../shared/pg/README.md gives it
+declare -A SHA256=(
+	[18.6]=555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f
+)
+
+VERSION=${1:-18}
+if [[ $VERSION != *.* ]]; then
+	# a major: the release of it that the table above knows
+	for v in "${!SHA256[@]}"; do
+		[ "${v%%.*}" = "$VERSION" ] && VERSION=$v
+	done
+fi
 MAJOR=${VERSION%%.*}
 SOURCES=${COMPSPILL_PG_SOURCES:-$(cd .. && pwd)/shared/pg}
 CACHE=${COMPSPILL_PG_CACHE:-/var/cache/compspill}
@@ -38,11 +50,6 @@ PREFIX=$CACHE/postgresql-$VERSION
 STAMP=$PREFIX/.compspill-built
 TARBALL=$SOURCES/postgresql-${MAJOR}_$VERSION.orig.tar.bz2
 NPROC=$(nproc 2>/dev/null || echo 2)
-
-# sha256 of each release the project builds, as ../shared/pg/README.md gives it
-declare -A SHA256=(
-	[18.6]=555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f
-)
 
 SUDO=
 [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -1,7 +1,8 @@
 #!/bin/bash
 #
 # test/install-deps.sh
-#	  Install the Debian packages compspill needs to build, test and demo.
+#	  Install the Debian packages compspill needs to build, test and demo,
+#	  build its Debian package and build PostgreSQL 18 for the tests.
 #
 # Used by test/run-tests.sh and test/demo.sh; safe to run again.  When every
 # package is already installed it does nothing (set COMPSPILL_APT_UPDATE=1 to
@@ -24,6 +25,18 @@ PACKAGES=(
 	make
 	gcc
 	libc6-dev					# only a Recommends of gcc
+	# test/deb-test.sh: the Debian package
+	dpkg-dev
+	debhelper
+	postgresql-server-dev-all	# pg_buildext, the pgxs_loop dh addon
+	# test/build-pg.sh: PostgreSQL 18 from source
+	bison
+	flex
+	pkg-config
+	libicu-dev
+	libreadline-dev
+	zlib1g-dev
+	libxml2-dev
 )
 
 missing=()

@@ -1,13 +1,26 @@
 #
 # test/test-lib.sh
 #	  Sourced by the test scripts: the PostgreSQL installation they build
-#	  against and run (Debian's packages of PostgreSQL 15), the number of
-#	  cores for make -j, and the counting of a pg_regress run's results.
+#	  against and run, the number of cores for make -j, and the counting of
+#	  a pg_regress run's results.
 #
-PGVERSION=15
-PGBIN=/usr/lib/postgresql/$PGVERSION/bin
-export PG_CONFIG=$PGBIN/pg_config
-PGXS_DIR=/usr/lib/postgresql/$PGVERSION/lib/pgxs
+# A server is named by its major version and lives where postgresql-common
+# looks for it, /usr/lib/postgresql/MAJOR: Debian's package for 15, a link
+# to test/build-pg.sh's build for the others.  The default is 15, or
+# COMPSPILL_PGVERSION.
+#
+
+# Point PGVERSION, PGBIN, PG_CONFIG and PGXS_DIR at the server of a major
+use_server()
+{
+	PGVERSION=$1
+	PGBIN=/usr/lib/postgresql/$PGVERSION/bin
+	export PG_CONFIG=$PGBIN/pg_config
+	PGXS_DIR=/usr/lib/postgresql/$PGVERSION/lib/pgxs
+	[ -d "$PGXS_DIR" ] || PGXS_DIR=$("$PG_CONFIG" --pkglibdir 2>/dev/null)/pgxs
+}
+
+use_server "${COMPSPILL_PGVERSION:-15}"
 NPROC=$(nproc 2>/dev/null || echo 2)
 
 # Count the tests pg_regress passed and failed in log, which it wrote

@@ -279,5 +279,33 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
 $holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
 $holder->quit;
 
+# pg_stat_statements sees compspill's spill I/O as it sees native's: temp
+# blocks written and read in BLCKSZ units, as BufFile counts them, and
+# with track_io_timing the time; the same statement natively for scale
+my $blkq = 'SELECT count(*) FROM (SELECT id, txt FROM t ORDER BY txt DESC, id) s';
+$node->safe_psql('postgres',
+	'SELECT pg_stat_statements_reset(); SELECT compspill_stats_reset()');
+$node->safe_psql('postgres',
+	"$spill SET compspill.codec = lz4; SET track_io_timing = on; $blkq");
+my $blk = $node->safe_psql('postgres', qq{
+SELECT p.temp_blks_written || '|' || ceil(c.written_bytes / current_setting('block_size')::numeric)
+       || '|' || (p.temp_blks_read > 0) || '|' || (p.temp_blk_write_time > 0)
+       || '|' || (p.temp_blk_read_time > 0)
+FROM pg_stat_statements p JOIN compspill_statements c USING (userid, dbid, queryid)
+WHERE p.query = '$blkq'});
+my ($blk_written, $own_blocks, @blk_rest) = split /\|/, $blk;
+ok($blk_written > 0, "pg_stat_statements counts a compspill spill's temp blocks ($blk_written)");
+is($blk_written, $own_blocks,
+	'temp_blks_written is compspill\'s own bytes written, in blocks');
+is(join('|', @blk_rest), 'true|true|true',
+	'temp blocks read, and the temp write and read times with track_io_timing');
+$node->safe_psql('postgres',
+	"$spill SET compspill.enabled = off; SET track_io_timing = on; $blkq");
+my $native_blk = $node->safe_psql('postgres',
+	"SELECT temp_blks_written FROM pg_stat_statements WHERE query = '$blkq'");
+ok($native_blk - $blk_written > $blk_written,
+	'natively the same statement writes more temp blocks ('
+	  . ($native_blk - $blk_written) . ')');
+
 $node->stop;
 done_testing();
