@@ -225,15 +225,18 @@ run_suite()
 
 		if [ "$prove_rc" -ne 0 ]; then
 			echo "run-tests: TAP tests failed (exit $prove_rc); logs follow"
+			# 15's harness logs to tmp_check/log, 18's to log
+			logdir=$tapdir/tmp_check/log
+			[ -d "$logdir" ] || logdir=$tapdir/log
 			for f in $failed_files; do
 				name=$(basename "$f" .pl)
-				show_file "$tapdir/tmp_check/log/regress_log_$name" 400
-				for log in "$tapdir"/tmp_check/log/"${name}"_*.log; do
+				show_file "$logdir/regress_log_$name" 400
+				for log in "$logdir/${name}"_*.log; do
 					show_file "$log" 200
 				done
 			done
 			if [ -z "$failed_files" ]; then
-				for log in "$tapdir"/tmp_check/log/*; do
+				for log in "$logdir"/*; do
 					show_file "$log" 200
 				done
 			fi

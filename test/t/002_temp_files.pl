@@ -96,7 +96,7 @@ $node->safe_psql('postgres', "CREATE TABLESPACE spill_ts LOCATION '$tsdir'");
 my ($tmd5, @ts) = run_logged("$spill SET temp_tablespaces = spill_ts;");
 is($tmd5, $native_md5, 'temp_tablespaces: compspill returns the same rows');
 is(scalar(@ts), 1, 'temp_tablespaces: one temporary file');
-like($ts[0][0] // '', qr{^pg_tblspc/\d+/PG_15_\d+/pgsql_tmp/pgsql_tmp},
+like($ts[0][0] // '', qr{^pg_tblspc/\d+/PG_\d+_\d+/pgsql_tmp/pgsql_tmp},
 	'temp_tablespaces: the file is in the temporary tablespace');
 
 is(join(',', temp_files($node)), '', 'no temporary file is left behind');

@@ -53,7 +53,7 @@ my ($ret, $out, $err) = $node->psql(
 isnt($ret, 0, 'temp_file_limit = 1MB: the sort fails');
 like(
 	$err,
-	qr/ERROR:  53400: temporary file size exceeds temp_file_limit \(1024kB\)/,
+	qr/ERROR:  53400: temporary file size exceeds "?temp_file_limit"? \(1024kB\)/,
 	'temp_file_limit = 1MB: "temporary file size exceeds temp_file_limit"');
 ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
 	'temp_file_limit: pgsql_tmp is empty after the error');
@@ -66,7 +66,7 @@ ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like(
 	$err,
-	qr/ERROR:  53400: temporary file size exceeds temp_file_limit/,
+	qr/ERROR:  53400: temporary file size exceeds "?temp_file_limit"?/,
 	'temp_file_limit with zstd and direct I/O: the sort fails');
 ok(wait_until('pgsql_tmp to be empty', sub { !temp_files($node) }),
 	'temp_file_limit with zstd: pgsql_tmp is empty after the error');
@@ -84,7 +84,7 @@ SKIP:
 		  . " $query;");
 	like(
 		$err,
-		qr/temporary file size exceeds temp_file_limit/,
+		qr/temporary file size exceeds "?temp_file_limit"?/,
 		"temp_file_limit = ${limit_kb}kB: native sort fails");
 	is( sorted_md5(
 			$node,

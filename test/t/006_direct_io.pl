@@ -15,6 +15,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use CompSpillTAP;
+use Cwd ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -38,13 +39,15 @@ my $holder = $node->background_psql('postgres');
 sub spill_fd_flags
 {
 	my ($pid, $file) = @_;
+	# the test harness may reach the data directory through a symbolic link
+	my $want = Cwd::abs_path($file) // $file;
 
 	opendir(my $dh, "/proc/$pid/fd") or return undef;
 	foreach my $fd (readdir $dh)
 	{
 		next unless $fd =~ /^\d+$/;
 		my $target = readlink("/proc/$pid/fd/$fd") // '';
-		next unless $target eq $file;
+		next unless $target eq $want;
 		open(my $fh, '<', "/proc/$pid/fdinfo/$fd") or next;
 		while (my $line = <$fh>)
 		{
