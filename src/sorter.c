@@ -17,7 +17,9 @@
  * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
  * array, spill buffers and merge inputs alike.  The tuple context's blocks
  * are capped at a sixteenth of work_mem and a run is cut while a whole
- * block still fits, so a new block never takes the sort past work_mem.
+ * block still fits, so a new block never takes the sort past work_mem;
+ * what writing a run adds besides (its entry in the list of runs, its
+ * extent map) is made room for between runs, before the tuples come.
  * The run writer's buffers are reserved from the start, so that the first
  * spill does not put them on top of a full work_mem: their full size when
  * the plan expects the sort to spill, a small writer's otherwise.
@@ -76,6 +78,15 @@
  */
 #define COMPSPILL_RUN_ENTRY_MEM		((int64) (2 * sizeof(CompSpillRun) + 64))
 #define COMPSPILL_MIN_MAX_RUNS		8
+
+/*
+ * What writing a run adds to the spill's memory besides its writer: the
+ * run's extent map, a small chunk of the spill's context, for which that
+ * context may take one more block (its blocks grow to ALLOCSET_SMALL_MAXSIZE).
+ * It is allocated while the run is written, after the last check of
+ * memory, so it is kept free.
+ */
+#define COMPSPILL_RUN_GROWTH		((int64) ALLOCSET_SMALL_MAXSIZE)
 
 typedef struct CompSpillSortTuple
 {
@@ -294,13 +305,14 @@ compspill_measure_cb(void *arg)
 
 /*
  * Measure again what the sort holds besides its tuples, with the writer's
- * reservation while the writer does not exist.
+ * reservation while the writer does not exist and the room the next run's
+ * extent map may take.
  */
 static void
 compspill_remeasure(CompSpillSorter *s)
 {
 	s->other_mem = compspill_measure(s) - (int64) s->tuplecxt->mem_allocated +
-		s->writer_reserve;
+		s->writer_reserve + COMPSPILL_RUN_GROWTH;
 }
 
 /*
@@ -558,16 +570,27 @@ compspill_start_spill(CompSpillSorter *s)
 }
 
 /*
- * Make room for one more run in the list of runs.
+ * Make sure the list of runs has room for the next run.  Called between
+ * runs, so that the list grows before the next run's tuples are loaded and
+ * its growth is measured with what the sort holds besides them: growing it
+ * once the tuples fill work_mem would take the sort past it.
+ */
+static void
+compspill_reserve_run(CompSpillSorter *s)
+{
+	if (s->nruns < s->runs_cap)
+		return;
+	s->runs_cap *= 2;
+	s->runs = repalloc(s->runs, sizeof(CompSpillRun) * s->runs_cap);
+}
+
+/*
+ * Take the entry of the next run in the list of runs, reserved already.
  */
 static CompSpillRun *
 compspill_new_run(CompSpillSorter *s)
 {
-	if (s->nruns >= s->runs_cap)
-	{
-		s->runs_cap *= 2;
-		s->runs = repalloc(s->runs, sizeof(CompSpillRun) * s->runs_cap);
-	}
+	Assert(s->nruns < s->runs_cap);
 	return &s->runs[s->nruns++];
 }
 
@@ -697,6 +720,7 @@ compspill_dump_run(CompSpillSorter *s)
 	}
 	MemoryContextReset(s->tuplecxt);
 	compspill_bound_runs(s);
+	compspill_reserve_run(s);
 	compspill_remeasure(s);
 }
 
