@@ -88,10 +88,10 @@ RESET client_min_messages;
 
 -- block and write sizes at both ends of their ranges
 SET compspill.codec = lz4;
-SELECT set_config('compspill.block_size', min_val, false) IS NOT NULL AS smallest_block
+SELECT set_config('compspill.block_size', min_val, false) AS smallest_block
 FROM pg_settings WHERE name = 'compspill.block_size';
 SELECT * FROM cd_all();
-SELECT set_config('compspill.write_size', min_val, false) IS NOT NULL AS smallest_write
+SELECT set_config('compspill.write_size', min_val, false) AS smallest_write
 FROM pg_settings WHERE name = 'compspill.write_size';
 SELECT * FROM cd_all();
 SET client_min_messages = warning;
@@ -102,9 +102,9 @@ RESET client_min_messages;
 -- the largest sizes are capped at a sixteenth of work_mem; with a
 -- work_mem that allows 2MB blocks and a sort of two runs, the blocks are
 -- really that large
-SELECT set_config('compspill.block_size', max_val, false) IS NOT NULL AS largest_block
+SELECT set_config('compspill.block_size', max_val, false) AS largest_block
 FROM pg_settings WHERE name = 'compspill.block_size';
-SELECT set_config('compspill.write_size', max_val, false) IS NOT NULL AS largest_write
+SELECT set_config('compspill.write_size', max_val, false) AS largest_write
 FROM pg_settings WHERE name = 'compspill.write_size';
 SET work_mem = '1MB';
 SELECT * FROM cd_all();
@@ -121,7 +121,7 @@ FROM cs_node('SELECT * FROM cd_big ORDER BY t, id') n;
 DROP TABLE cd_big;
 SET work_mem = '64kB';
 -- a block smaller than one row
-SELECT set_config('compspill.block_size', min_val, false) IS NOT NULL AS smallest_block
+SELECT set_config('compspill.block_size', min_val, false) AS smallest_block
 FROM pg_settings WHERE name = 'compspill.block_size';
 SELECT cs_check('SELECT id, repeat(t, 400) AS wide FROM cd WHERE id % 10 = 0 ORDER BY wide, id', 'spill');
 RESET compspill.block_size;

@@ -96,6 +96,7 @@ $f$;
 BEGIN;
 SELECT cs_file_has('PLAINTEXTMARKER-', 'off', 'none') AS clear_none;
 SELECT cs_file_has('PLAINTEXTMARKER-', 'aes-256-gcm', 'none') AS encrypted_none;
+SELECT cs_file_has('PLAINTEXTMARKER-', 'off', 'lz4') AS clear_lz4;
 SELECT cs_file_has('PLAINTEXTMARKER-', 'aes-256-gcm', 'lz4') AS encrypted_lz4;
 COMMIT;
 

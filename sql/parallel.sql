@@ -19,19 +19,32 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = on;
 SET work_mem = '64kB';
 
+-- what each worker's CompSpill Sort did (EXPLAIN VERBOSE's per-worker
+-- figures): how many workers returned rows through it, and how many of them
+-- wrote temp blocks (compspill's spill I/O is counted there)
+CREATE FUNCTION par_workers(query text) RETURNS text LANGUAGE sql AS $f$
+    SELECT count(*) FILTER (WHERE (w->>'Actual Rows')::numeric > 0) || ' sorted, '
+           || count(*) FILTER (WHERE (w->>'Temp Written Blocks')::int > 0) || ' spilled'
+    FROM (SELECT n FROM cs_nodes(cs_analyze_json(query,
+              'VERBOSE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF')) n LIMIT 1) x,
+         jsonb_array_elements(x.n->'Workers') w
+$f$;
+
 -- Gather Merge above a CompSpill Sort run by each worker
 SELECT plan_shape('SELECT * FROM par ORDER BY v, id');
 SELECT compare_sorted('SELECT * FROM par ORDER BY v, id', 'spill');
 SELECT compare_sorted('SELECT id, t FROM par ORDER BY t DESC, id', 'spill');
 SELECT compare_sorted('SELECT id, g FROM par WHERE v % 3 = 0 ORDER BY g, v DESC, id', 'spill');
--- the workers really ran
+-- the workers really ran, and each sorted and spilled through compspill
 SELECT (cs_analyze_json('SELECT * FROM par ORDER BY v, id')
         #>> '{0,Plan,Workers Launched}')::int > 0 AS workers_launched;
--- no leader participation: the workers do all of it (what the workers'
--- sorts did is not reported to the leader, so only the results are checked)
+SELECT par_workers('SELECT * FROM par ORDER BY v, id') AS workers;
+-- no leader participation: the workers do all of it
 SET parallel_leader_participation = off;
 SELECT compare_sorted('SELECT * FROM par ORDER BY t, id');
+SELECT par_workers('SELECT * FROM par ORDER BY t, id') AS workers_only;
 SELECT compare_sorted('SELECT id, v FROM par ORDER BY v DESC, id');
+SELECT par_workers('SELECT id, v FROM par ORDER BY v DESC, id') AS workers_only_desc;
 SET parallel_leader_participation = on;
 
 -- partial aggregation over sorted input in the workers
@@ -67,4 +80,5 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET parallel_leader_participation;
+DROP FUNCTION par_workers(text);
 DROP TABLE par, par_small;

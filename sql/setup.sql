@@ -155,14 +155,18 @@ $f$;
 
 -- which sort code holds memory in this backend right now (an open cursor's
 -- sort, say): 'tuplesort' if PostgreSQL's tuplesort does, 'compspill
--- store' if a compspill sort holds its rows in a compressed store (a
--- spilled sort read by position), 'compspill' if a compspill sort does,
+-- store' if a compspill store (a Material's, a CTE's, a spilled sort read
+-- by position) holds rows in a compressed run ("CompSpill spill" exists
+-- only once something was written), 'compspill store in memory' if a
+-- store holds them all in memory, 'compspill' if a compspill sort does,
 -- else 'none'
 CREATE FUNCTION cs_sort_holder()
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
         WHEN bool_or(name = 'TupleSort main') THEN 'tuplesort'
-        WHEN bool_or(name = 'CompSpill store') THEN 'compspill store'
+        WHEN bool_or(name = 'CompSpill store') AND bool_or(name = 'CompSpill spill')
+            THEN 'compspill store'
+        WHEN bool_or(name = 'CompSpill store') THEN 'compspill store in memory'
         WHEN bool_or(name = 'CompSpill sort') THEN 'compspill'
         ELSE 'none' END
     FROM pg_backend_memory_contexts
@@ -205,10 +209,75 @@ BEGIN
 END
 $f$;
 
+-- EXPLAIN (VERBOSE, COSTS OFF) of query with compspill.enabled as asked,
+-- one line per element.  With compspill on, its node names become
+-- native's and its own lines go: "Custom Scan (CompSpill CTE Scan)" with
+-- its "CTE Name" and "CTE Alias" lines becomes "CTE Scan on name alias".
+CREATE FUNCTION vb_plan(query text, enabled bool)
+RETURNS text[] LANGUAGE plpgsql AS $f$
+DECLARE
+    line text;
+    m text[];
+    lines text[] := '{}';
+    cte_at int;
+BEGIN
+    FOR line IN SELECT l FROM cs_explain(query, 'VERBOSE, COSTS OFF', enabled) l LOOP
+        IF enabled THEN
+            line := replace(line, 'Custom Scan (CompSpill Sort)', 'Sort');
+            line := replace(line, 'Custom Scan (CompSpill Material)', 'Materialize');
+            IF line ~ 'Custom Scan \(CompSpill CTE Scan\)' THEN
+                cte_at := coalesce(array_length(lines, 1), 0) + 1;
+                line := replace(line, 'Custom Scan (CompSpill CTE Scan)', 'CTE Scan on');
+            END IF;
+            m := regexp_match(line, '^\s+CTE (Name|Alias): (.*)$');
+            IF m IS NOT NULL AND cte_at IS NOT NULL THEN
+                lines[cte_at] := lines[cte_at] || ' ' || m[2];
+                CONTINUE;
+            END IF;
+        END IF;
+        lines := lines || line;
+    END LOOP;
+    RETURN lines;
+END
+$f$;
+
+-- 'same' when the two plans print alike (with a compspill node), else the first
+-- line where they differ; a plan without a compspill node tests nothing
+CREATE FUNCTION vb_same(query text)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    native text[];
+    comp text[];
+    n int;
+BEGIN
+    native := vb_plan(query, false);
+    BEGIN
+        comp := vb_plan(query, true);
+    EXCEPTION WHEN OTHERS THEN
+        RETURN 'compspill failed: ' || SQLERRM;
+    END;
+    SELECT count(*) INTO n FROM cs_explain(query, 'COSTS OFF', true) l
+     WHERE l ~ 'Custom Scan \(CompSpill ';
+    IF n = 0 THEN
+        RETURN 'no compspill node in the plan';
+    END IF;
+    IF native = comp THEN
+        RETURN 'same';
+    END IF;
+    FOR i IN 1..greatest(array_length(native, 1), array_length(comp, 1)) LOOP
+        IF native[i] IS DISTINCT FROM comp[i] THEN
+            RETURN format('line %s differs: native %L, compspill %L',
+                          i, native[i], comp[i]);
+        END IF;
+    END LOOP;
+END
+$f$;
+
 -- The main check.  Returns 'ok', or what went wrong:
 --   * the plan (compspill on) has no node of the kind asked for (a CompSpill
 --     Sort unless node names another)
 --   * native and compspill outputs differ (both digests are shown)
+--   * EXPLAIN (VERBOSE) of the plan prints other than native's (vb_same)
 --   * compspill raised an error
 --   * expect = 'spill' / 'memory' and the nodes did not run that way
 --     (cs_spill_mode for sorts, cs_store_mode for the store nodes)
@@ -232,6 +301,10 @@ BEGIN
     END;
     IF native IS DISTINCT FROM comp THEN
         RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
+    END IF;
+    how := vb_same(query);
+    IF how <> 'same' THEN
+        RETURN 'results equal, but EXPLAIN VERBOSE: ' || how;
     END IF;
     IF expect IS NOT NULL THEN
         how := CASE WHEN node = 'CompSpill Sort' THEN cs_spill_mode(query)
@@ -286,8 +359,9 @@ END
 $f$;
 
 -- the helpers work on a query whose order is plain to see
-SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false)
-     = cs_digest('SELECT 1 AS a UNION ALL SELECT 2', true) AS digest_stable;
+SELECT cs_digest('SELECT g FROM generate_series(1, 100) g ORDER BY g % 7, g DESC', false)
+     = cs_digest('SELECT g FROM generate_series(1, 100) g ORDER BY g % 7, g DESC', true) AS digest_same_both_ways,
+       position('CompSpill Sort' IN cs_plan('SELECT g FROM generate_series(1, 100) g ORDER BY g % 7, g DESC')) > 0 AS through_compspill;
 SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false)
      <> cs_digest('SELECT 2 AS a UNION ALL SELECT 1', false) AS digest_sees_order;
 SELECT cs_digest('SELECT 1 AS a UNION ALL SELECT 2', false, 'multiset')

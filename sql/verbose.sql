@@ -11,69 +11,9 @@
 --
 LOAD 'compspill';
 
--- EXPLAIN (VERBOSE, COSTS OFF) of query with compspill.enabled as asked,
--- one line per element.  With compspill on, its node names become
--- native's and its own lines go: "Custom Scan (CompSpill CTE Scan)" with
--- its "CTE Name" and "CTE Alias" lines becomes "CTE Scan on name alias".
-CREATE FUNCTION vb_plan(query text, enabled bool)
-RETURNS text[] LANGUAGE plpgsql AS $f$
-DECLARE
-    line text;
-    m text[];
-    lines text[] := '{}';
-    cte_at int;
-BEGIN
-    FOR line IN SELECT l FROM cs_explain(query, 'VERBOSE, COSTS OFF', enabled) l LOOP
-        IF enabled THEN
-            line := replace(line, 'Custom Scan (CompSpill Sort)', 'Sort');
-            line := replace(line, 'Custom Scan (CompSpill Material)', 'Materialize');
-            IF line ~ 'Custom Scan \(CompSpill CTE Scan\)' THEN
-                cte_at := coalesce(array_length(lines, 1), 0) + 1;
-                line := replace(line, 'Custom Scan (CompSpill CTE Scan)', 'CTE Scan on');
-            END IF;
-            m := regexp_match(line, '^\s+CTE (Name|Alias): (.*)$');
-            IF m IS NOT NULL AND cte_at IS NOT NULL THEN
-                lines[cte_at] := lines[cte_at] || ' ' || m[2];
-                CONTINUE;
-            END IF;
-        END IF;
-        lines := lines || line;
-    END LOOP;
-    RETURN lines;
-END
-$f$;
-
--- 'same' when the two plans print alike (with a compspill node), else the first
--- line where they differ; a plan without a compspill node tests nothing
-CREATE FUNCTION vb_same(query text)
-RETURNS text LANGUAGE plpgsql AS $f$
-DECLARE
-    native text[];
-    comp text[];
-    n int;
-BEGIN
-    native := vb_plan(query, false);
-    BEGIN
-        comp := vb_plan(query, true);
-    EXCEPTION WHEN OTHERS THEN
-        RETURN 'compspill failed: ' || SQLERRM;
-    END;
-    SELECT count(*) INTO n FROM cs_explain(query, 'COSTS OFF', true) l
-     WHERE l ~ 'Custom Scan \(CompSpill ';
-    IF n = 0 THEN
-        RETURN 'no compspill node in the plan';
-    END IF;
-    IF native = comp THEN
-        RETURN 'same';
-    END IF;
-    FOR i IN 1..greatest(array_length(native, 1), array_length(comp, 1)) LOOP
-        IF native[i] IS DISTINCT FROM comp[i] THEN
-            RETURN format('line %s differs: native %L, compspill %L',
-                          i, native[i], comp[i]);
-        END IF;
-    END LOOP;
-END
-$f$;
+-- vb_plan and vb_same are in setup.sql: cs_check compares every query's
+-- EXPLAIN VERBOSE with native's through them, this file the shapes that
+-- need a closer look
 
 CREATE TABLE vb (a int, b int, t text);
 INSERT INTO vb SELECT i, i % 7, md5(i::text) || repeat(chr(97 + i % 26), i % 40)
@@ -141,6 +81,19 @@ SET enable_mergejoin = off;
 SELECT vb_same($$SELECT x.a, y.ctid, y FROM vb x LEFT JOIN vb y ON x.b = y.b AND x.a < y.a AND y.a <= 3000 WHERE x.a % 100 = 0$$);
 RESET enable_mergejoin;
 RESET enable_hashjoin;
+-- disabled nodes (18 prints "Disabled: true" on the node an enable_*
+-- setting disabled, not on the nodes above it)
+SET enable_seqscan = off;
+SELECT vb_same($$SELECT * FROM vb ORDER BY t$$);
+SET enable_sort = off;
+SELECT vb_same($$SELECT * FROM vb ORDER BY t$$);
+RESET enable_sort;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vb_same($$SELECT x.a, y FROM vb x LEFT JOIN vb y ON x.b = y.b AND x.a < y.a AND y.a <= 3000 WHERE x.a % 100 = 0$$);
+RESET enable_mergejoin;
+RESET enable_hashjoin;
+RESET enable_seqscan;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;

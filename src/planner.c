@@ -33,6 +33,7 @@
 static planner_hook_type prev_planner_hook = NULL;
 
 static Plan *compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded);
+static Plan *compspill_count_disabled(Plan *cnode);
 static List *compspill_rewrite_list(PlannedStmt *stmt, List *plans,
 									 bool bounded);
 
@@ -164,9 +165,9 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 	plan->righttree = compspill_rewrite(stmt, plan->righttree, false);
 
 	if (IsA(plan, Sort) && !bounded)
-		return CompSpillMakeSortNode((Sort *) plan);
+		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
 	if (IsA(plan, Material))
-		return CompSpillMakeMaterialNode((Material *) plan);
+		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))
 	{
 		Plan	   *cte = CompSpillMakeCteNode((CteScan *) plan, stmt);
@@ -175,6 +176,37 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 	}
 
 	return plan;
+}
+
+/*
+ * Let EXPLAIN see the disabled nodes below a CompSpill node that has its
+ * child on lefttree, and return the node.
+ *
+ * From 18 each plan node counts the nodes enable_* settings disabled in
+ * its subtree, and EXPLAIN marks a node "Disabled" when its count exceeds
+ * its children's; for a CustomScan it adds up custom_plans only, so a
+ * CompSpill Sort over a disabled Seq Scan would be marked too.  The count
+ * of the child is handed over in custom_plans, on a Result node that is
+ * never executed nor shown (EXPLAIN shows a CustomScan's custom_ps, which
+ * compspill leaves empty): the child itself there would be copied twice
+ * with every copy of the plan.
+ */
+static Plan *
+compspill_count_disabled(Plan *cnode)
+{
+#ifdef COMPSPILL_HAS_DISABLED_NODES
+	CustomScan *cscan = castNode(CustomScan, cnode);
+	Plan	   *child = outerPlan(cnode);
+
+	if (child != NULL && child->disabled_nodes > 0)
+	{
+		Result	   *count = makeNode(Result);
+
+		count->plan.disabled_nodes = child->disabled_nodes;
+		cscan->custom_plans = list_make1(count);
+	}
+#endif
+	return cnode;
 }
 
 /*

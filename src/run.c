@@ -555,7 +555,7 @@ compspill_emit_frame(CompSpill *sp)
 
 	sp->stats->bytes_raw += rawlen;
 	sp->stats->frames_written++;
-	sp->stats->frames_by_codec[codec]++;
+	sp->stats->frames_by_codec[stored_codec]++;
 
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		compspill_feed_io(sp);
