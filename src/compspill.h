@@ -367,6 +367,7 @@ extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,
 										  Size extent_size,
 										  CompSpillStats *stats);
 extern Size CompSpillFileExtentSize(CompSpillFile *file);
+extern int64 CompSpillFileBytesWritten(CompSpillFile *file);
 extern Size CompSpillFileBufferSize(CompSpillFile *file);
 extern bool CompSpillFileAligned(CompSpillFile *file);
 extern void CompSpillFileBeginStream(CompSpillFile *file,
@@ -429,7 +430,6 @@ extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
 								  CompSpillStats *stats,
 								  Size block_size, Size write_size,
 								  Size extent_size);
-extern CompSpillFile *CompSpillGetFile(CompSpill *sp);
 extern void CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass,
 							  int npasses);
 extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
@@ -455,8 +455,8 @@ extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
-extern Size CompSpillReaderMemory(Size raw_size, Size stored_size,
-								  Size fixed_size);
+extern Size CompSpillReaderEstimate(CompSpill *sp);
+extern int64 CompSpillRunMapReserve(CompSpill *sp, int64 bytes);
 
 /* store.c */
 typedef struct CompSpillStore CompSpillStore;

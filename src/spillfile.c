@@ -304,6 +304,13 @@ CompSpillFileExtentSize(CompSpillFile *file)
 	return file->extent_size;
 }
 
+/* Return the bytes written to the file so far, all passes */
+int64
+CompSpillFileBytesWritten(CompSpillFile *file)
+{
+	return file->stats->bytes_written;
+}
+
 /*
  * Switch the file to buffered I/O for good, telling the user once why.
  */
