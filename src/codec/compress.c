@@ -27,7 +27,7 @@
  * which knows the file and the offset, reports the corruption.
  *
  * IDENTIFICATION
- *	  src/compress.c
+ *	  src/codec/compress.c
  *
  *-------------------------------------------------------------------------
  */

@@ -22,7 +22,7 @@
  * many sorts under one merge join tree) shows the first ones only.
  *
  * IDENTIFICATION
- *	  src/activity.c
+ *	  src/shared/activity.c
  *
  *-------------------------------------------------------------------------
  */

@@ -85,7 +85,7 @@
  * pure computation that test/unit runs outside the server.
  *
  * IDENTIFICATION
- *	  src/autocodec.c
+ *	  src/codec/autocodec.c
  *
  *-------------------------------------------------------------------------
  */

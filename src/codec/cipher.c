@@ -40,7 +40,7 @@
  * an error frees them too.
  *
  * IDENTIFICATION
- *	  src/cipher.c
+ *	  src/codec/cipher.c
  *
  *-------------------------------------------------------------------------
  */

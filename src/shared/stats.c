@@ -49,7 +49,7 @@
  * it does for log_temp_files.
  *
  * IDENTIFICATION
- *	  src/stats.c
+ *	  src/shared/stats.c
  *
  *-------------------------------------------------------------------------
  */

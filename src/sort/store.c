@@ -36,7 +36,7 @@
  * by position once all are in.
  *
  * IDENTIFICATION
- *	  src/store.c
+ *	  src/sort/store.c
  *
  *-------------------------------------------------------------------------
  */

@@ -19,7 +19,7 @@
  * plan keeps the node), the rows go to PostgreSQL's tuplestore instead.
  *
  * IDENTIFICATION
- *	  src/materialnode.c
+ *	  src/nodes/materialnode.c
  *
  *-------------------------------------------------------------------------
  */

@@ -125,7 +125,7 @@
  * usually smaller once encoded.
  *
  * IDENTIFICATION
- *	  src/blockcodec.c
+ *	  src/codec/blockcodec.c
  *
  *-------------------------------------------------------------------------
  */

@@ -11,7 +11,7 @@
  * properties with the same names in every node.
  *
  * IDENTIFICATION
- *	  src/explain.c
+ *	  src/nodes/explain.c
  *
  *-------------------------------------------------------------------------
  */

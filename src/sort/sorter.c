@@ -47,7 +47,7 @@
  * tuplesort's random-access final merge makes.
  *
  * IDENTIFICATION
- *	  src/sorter.c
+ *	  src/sort/sorter.c
  *
  *-------------------------------------------------------------------------
  */

@@ -32,7 +32,7 @@
  * junk filter makes of it.
  *
  * IDENTIFICATION
- *	  src/ctenode.c
+ *	  src/nodes/ctenode.c
  *
  *-------------------------------------------------------------------------
  */

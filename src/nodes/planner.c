@@ -19,7 +19,7 @@
  * path the bound would take and keeps such a Sort native.
  *
  * IDENTIFICATION
- *	  src/planner.c
+ *	  src/nodes/planner.c
  *
  *-------------------------------------------------------------------------
  */

@@ -25,7 +25,7 @@
  * the node declares its result slot type as not fixed.
  *
  * IDENTIFICATION
- *	  src/sortnode.c
+ *	  src/nodes/sortnode.c
  *
  *-------------------------------------------------------------------------
  */

@@ -32,7 +32,7 @@
  * inputs, so it can be restarted from the start (rewind).
  *
  * IDENTIFICATION
- *	  src/merge.c
+ *	  src/sort/merge.c
  *
  *-------------------------------------------------------------------------
  */

@@ -48,7 +48,7 @@
  * context that was current at creation.
  *
  * IDENTIFICATION
- *	  src/spillfile.c
+ *	  src/spill/spillfile.c
  *
  *-------------------------------------------------------------------------
  */
