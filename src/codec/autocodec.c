@@ -93,6 +93,7 @@
 
 #include <math.h>
 
+#include "codec/autocodec.h"
 #include "compspill.h"
 
 /* decompression cost as a fraction of compression cost, until measured */

@@ -49,6 +49,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "codec/cipher.h"
 #include "compspill.h"
 
 #define COMPSPILL_KEY_SIZE		32

@@ -41,6 +41,7 @@
 
 #include "utils/memutils.h"
 
+#include "codec/compress.h"
 #include "compspill.h"
 
 struct CompSpillCompressor

@@ -39,13 +39,18 @@
 #include "postgres.h"
 
 #include "commands/explain.h"
-#include "compspill.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/ctenode.h"
+#include "nodes/explain.h"
+#include "sort/store.h"
 
 typedef struct CompSpillCteState
 {

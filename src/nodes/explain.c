@@ -17,8 +17,10 @@
  */
 #include "postgres.h"
 
-#include "compspill.h"
 #include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/explain.h"
 
 /*
  * Indent a new line of text-format EXPLAIN output to the current level.

@@ -43,6 +43,8 @@
 #include "utils/memutils.h"
 
 #include "compspill.h"
+#include "sort/merge.h"
+#include "spill/run.h"
 
 /* fewest inputs a merge can have */
 #define COMPSPILL_MIN_FANIN		2

@@ -71,7 +71,15 @@
 #include "port/pg_crc32c.h"
 #include "utils/memutils.h"
 
+#include "codec/autocodec.h"
+#include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
 #include "compspill.h"
+#include "shared/activity.h"
+#include "spill/frame.h"
+#include "spill/run.h"
+#include "spill/spillfile.h"
 
 /* The read buffer is never smaller than this */
 #define COMPSPILL_MIN_READ_BUFFER	((Size) 4 * 1024)
@@ -804,14 +812,12 @@ CompSpillReaderEstimate(CompSpill *sp)
 
 /*
  * Return the most memory the extent maps of runs holding bytes bytes in all
- * can take when they are written into space scattered over the file: a
- * range per extent.
+ * can take (see CompSpillFileMapReserve).
  */
 int64
 CompSpillRunMapReserve(CompSpill *sp, int64 bytes)
 {
-	return bytes / CompSpillFileExtentSize(sp->file) *
-		(int64) sizeof(CompSpillExtentRange);
+	return CompSpillFileMapReserve(sp->file, bytes);
 }
 
 /*

@@ -52,7 +52,11 @@
 #include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
+#include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
 #include "compspill.h"
+#include "spill/frame.h"
 #include "pgstubs.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */

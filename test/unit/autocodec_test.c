@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codec/autocodec.h"
 #include "compspill.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */

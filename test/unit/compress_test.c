@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "codec/compress.h"
 #include "compspill.h"
 #include "pgstubs.h"
 
