@@ -4,22 +4,22 @@ EXTVERSION = 0.4.0
 MODULE_big = compspill
 OBJS = \
 	src/compspill.o \
-	src/planner.o \
-	src/sortnode.o \
-	src/materialnode.o \
-	src/ctenode.o \
-	src/explain.o \
-	src/sorter.o \
-	src/store.o \
-	src/run.o \
-	src/merge.o \
-	src/blockcodec.o \
-	src/compress.o \
-	src/cipher.o \
-	src/autocodec.o \
-	src/spillfile.o \
-	src/stats.o \
-	src/activity.o
+	src/nodes/planner.o \
+	src/nodes/sortnode.o \
+	src/nodes/materialnode.o \
+	src/nodes/ctenode.o \
+	src/nodes/explain.o \
+	src/sort/sorter.o \
+	src/sort/merge.o \
+	src/sort/store.o \
+	src/spill/run.o \
+	src/spill/spillfile.o \
+	src/codec/blockcodec.o \
+	src/codec/compress.o \
+	src/codec/cipher.o \
+	src/codec/autocodec.o \
+	src/shared/stats.o \
+	src/shared/activity.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
@@ -40,6 +40,9 @@ PG_CONFIG ?= pg_config
 # -Wextra applies to our code; the server's headers are read as system
 # headers, since they are not written to be -Wextra clean.
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
+# every include of our own headers is relative to src/: "compspill.h",
+# "spill/run.h"
+PG_CPPFLAGS += -I$(srcdir)/src
 PG_CFLAGS += -Wall -Wextra
 # the library says its version in compspill_version() and, on 18, its magic block
 PG_CPPFLAGS += -DCOMPSPILL_VERSION=\"$(EXTVERSION)\"

@@ -20,12 +20,18 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "compspill.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+
+#include "compspill.h"
+#include "nodes/ctenode.h"
+#include "nodes/materialnode.h"
+#include "nodes/planner.h"
+#include "nodes/sortnode.h"
+#include "shared/stats.h"
 
 COMPSPILL_MODULE_MAGIC(COMPSPILL_VERSION);
 

@@ -7,10 +7,11 @@
 # Only PostgreSQL 17's headers can be had here: ../shared/pg/ holds
 # Debian's postgresql-server-dev-17 package, which cannot be installed on
 # bookworm; it is unpacked (once per machine) into the cache directory
-# test/build-pg.sh uses, and each file of src/ and the unit tests' stubs
-# are compiled with gcc -fsyntax-only and the warning flags PGXS builds
-# with.  Linking and running need a server, so this checks that the source
-# compiles cleanly against that major's API, no more.
+# test/build-pg.sh uses, and each file of src/ and its folders and the
+# unit tests' stubs are compiled with gcc -fsyntax-only and the warning
+# flags PGXS builds with.  Linking and running need a server, so this
+# checks that the source compiles cleanly against that major's API, no
+# more.
 #
 # Usage: test/check-headers.sh [MAJOR]	(default 17)
 # Prints "check-headers: N files, M failed" last; exits non-zero on failure.
@@ -50,7 +51,7 @@ ext_flags=("${common[@]}" -Wmissing-prototypes -Wpointer-arith
 
 n=0
 bad=0
-for f in src/*.c test/common/pgstubs.c test/unit/*.c; do
+for f in src/*.c src/*/*.c test/common/pgstubs.c test/unit/*.c; do
 	n=$((n + 1))
 	case $f in
 		src/*) flags=("${ext_flags[@]}") ;;

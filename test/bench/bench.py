@@ -713,7 +713,7 @@ def summarize_explain(doc):
     Temp Written Blocks is cumulative up the tree, so the top node's is what
     every native tuplesort of the plan wrote (compspill's tuplesort fallback
     included); compspill's own spill files are not counted there but in its
-    nodes' Bytes Written (kB: EXPLAIN's JSON drops the unit, src/sortnode.c
+    nodes' Bytes Written (kB: EXPLAIN's JSON drops the unit, src/nodes/sortnode.c
     has it)."""
     top = doc[0]
     plan = top["Plan"]

@@ -48,6 +48,7 @@
 #include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
+#include "codec/blockcodec.h"
 #include "compspill.h"
 #include "pgstubs.h"
 

@@ -8,8 +8,8 @@
  * bytes: CompSpillDecodeBlock either rejects a block with a sentence in
  * errdetail, or accepts it, after which every CompSpillDecodeNextRow call
  * stays within the block, its fixed-width scratch and its one-row arena,
- * and exactly nrows rows come out.  This program links src/blockcodec.c,
- * src/compress.c and src/cipher.c outside the server, with the few
+ * and exactly nrows rows come out.  This program links src/codec/blockcodec.c,
+ * src/codec/compress.c and src/codec/cipher.c outside the server, with the few
  * backend functions they call stubbed (test/common/pgstubs.c), and is
  * meant to be built with AddressSanitizer and UBSan so that any
  * out-of-bounds access is caught where it happens.
@@ -52,7 +52,11 @@
 #include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
+#include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
 #include "compspill.h"
+#include "spill/frame.h"
 #include "pgstubs.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */

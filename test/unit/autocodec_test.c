@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * autocodec_test.c
- *	  Standalone unit test of compspill.codec = auto (src/autocodec.c).
+ *	  Standalone unit test of compspill.codec = auto (src/codec/autocodec.c).
  *
  * Two parts.  The decision: CompSpillAutoDecide against the model
  * computed here independently, on the costs of the page cache, of slow
@@ -12,7 +12,7 @@
  * that probes stay a few percent of the blocks, and that the choice
  * follows the device when it changes speed midway.
  *
- * src/autocodec.c is linked alone: it allocates nothing, raises no error
+ * src/codec/autocodec.c is linked alone: it allocates nothing, raises no error
  * and reads no clock, so no backend function needs a stub.
  *
  * Usage: autocodec_test [-v]
@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codec/autocodec.h"
 #include "compspill.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */

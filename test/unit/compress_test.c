@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compress_test.c
- *	  Standalone unit test of the compressor (src/compress.c): one
+ *	  Standalone unit test of the compressor (src/codec/compress.c): one
  *	  compressor, any codec per call.
  *
  * Checks that one compressor compresses and decompresses blocks with none,
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "codec/compress.h"
 #include "compspill.h"
 #include "pgstubs.h"
 

@@ -32,7 +32,7 @@
  * inputs, so it can be restarted from the start (rewind).
  *
  * IDENTIFICATION
- *	  src/merge.c
+ *	  src/sort/merge.c
  *
  *-------------------------------------------------------------------------
  */
@@ -43,6 +43,8 @@
 #include "utils/memutils.h"
 
 #include "compspill.h"
+#include "sort/merge.h"
+#include "spill/run.h"
 
 /* fewest inputs a merge can have */
 #define COMPSPILL_MIN_FANIN		2
@@ -169,6 +171,7 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 
 	compspill_start_merge(m, runs, n, true);
 	CompSpillRunBegin(m->sp, out);
+	out->level = runs[0].level + 1;
 	top = binaryheap_empty(m->heap) ? -1 :
 		DatumGetInt32(binaryheap_first(m->heap));
 	while (top >= 0)
@@ -190,33 +193,13 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 }
 
 /*
- * Work out what one merge input costs from the frames written so far:
- * their average raw and stored sizes and rows, with an eighth more for the
- * frames above average.
+ * Work out what one merge input costs from the frames written so far (see
+ * CompSpillReaderEstimate).
  */
 static void
-compspill_size_input(CompSpillMerge *m, TupleDesc tupdesc)
+compspill_size_input(CompSpillMerge *m)
 {
-	CompSpillStats *st = m->stats;
-	int64		nframes = Max(st->frames_written, 1);
-	Size		raw_size = st->bytes_raw / nframes;
-	Size		stored_size = st->bytes_written / nframes;
-	Size		fixed_size = 0;
-
-	/* fixed-width columns are rebuilt from byte planes into their own array */
-	for (int a = 0; a < tupdesc->natts; a++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(tupdesc, a);
-
-		if (attr->attlen > 1)
-			fixed_size += attr->attlen;
-	}
-	fixed_size *= st->rows_spilled / nframes + 1;
-
-	raw_size += raw_size / 8;
-	stored_size += stored_size / 8;
-	m->reader_mem = Max(CompSpillReaderMemory(raw_size, stored_size,
-											  fixed_size), 1);
+	m->reader_mem = Max(CompSpillReaderEstimate(m->sp), 1);
 }
 
 /*
@@ -324,7 +307,7 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	m->used_mem = used_mem;
 	m->used_arg = arg;
 
-	compspill_size_input(m, tupdesc);
+	compspill_size_input(m);
 	first = compspill_measure_input(m);
 	held = CompSpillReaderHeld(first);
 
@@ -335,8 +318,7 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	 */
 	for (int i = 0; i < nruns; i++)
 		map_reserve += runs[i].len;
-	map_reserve = map_reserve / CompSpillFileExtentSize(CompSpillGetFile(sp)) *
-		(int64) sizeof(CompSpillExtentRange);
+	map_reserve = CompSpillRunMapReserve(sp, map_reserve);
 
 	used = used_mem(arg) + map_reserve;
 	*fanin = compspill_fanin(m, allowed_mem, used, held);
@@ -495,7 +477,6 @@ CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 							   &fanin, &last_fanin);
 	written = stats->bytes_written;
 	compspill_merge_into_run(m, runs, fanin, out);
-	out->level = runs[0].level + 1;
 	stats->early_merges++;
 	stats->bytes_written_early += stats->bytes_written - written;
 	compspill_merge_free(m);

@@ -49,7 +49,7 @@
  * it does for log_temp_files.
  *
  * IDENTIFICATION
- *	  src/stats.c
+ *	  src/shared/stats.c
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +68,8 @@
 #include "utils/timestamp.h"
 
 #include "compspill.h"
+#include "shared/activity.h"
+#include "shared/stats.h"
 
 /* entries of the per-database table */
 #define COMPSPILL_MAX_DATABASES		256

@@ -27,7 +27,7 @@
  * which knows the file and the offset, reports the corruption.
  *
  * IDENTIFICATION
- *	  src/compress.c
+ *	  src/codec/compress.c
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +41,7 @@
 
 #include "utils/memutils.h"
 
+#include "codec/compress.h"
 #include "compspill.h"
 
 struct CompSpillCompressor

@@ -11,14 +11,16 @@
  * properties with the same names in every node.
  *
  * IDENTIFICATION
- *	  src/explain.c
+ *	  src/nodes/explain.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "compspill.h"
 #include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/explain.h"
 
 /*
  * Indent a new line of text-format EXPLAIN output to the current level.

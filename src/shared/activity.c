@@ -22,7 +22,7 @@
  * many sorts under one merge join tree) shows the first ones only.
  *
  * IDENTIFICATION
- *	  src/activity.c
+ *	  src/shared/activity.c
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +41,8 @@
 #include "utils/timestamp.h"
 
 #include "compspill.h"
+#include "shared/activity.h"
+#include "shared/stats.h"
 
 /* slots per process: spilling nodes a backend shows at once */
 #define COMPSPILL_ACTIVITY_SLOTS	4

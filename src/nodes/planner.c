@@ -19,16 +19,21 @@
  * path the bound would take and keeps such a Sort native.
  *
  * IDENTIFICATION
- *	  src/planner.c
+ *	  src/nodes/planner.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "compspill.h"
 #include "miscadmin.h"
 #include "nodes/plannodes.h"
 #include "optimizer/planner.h"
+
+#include "compspill.h"
+#include "nodes/ctenode.h"
+#include "nodes/materialnode.h"
+#include "nodes/planner.h"
+#include "nodes/sortnode.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 

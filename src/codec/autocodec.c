@@ -85,7 +85,7 @@
  * pure computation that test/unit runs outside the server.
  *
  * IDENTIFICATION
- *	  src/autocodec.c
+ *	  src/codec/autocodec.c
  *
  *-------------------------------------------------------------------------
  */
@@ -93,6 +93,7 @@
 
 #include <math.h>
 
+#include "codec/autocodec.h"
 #include "compspill.h"
 
 /* decompression cost as a fraction of compression cost, until measured */

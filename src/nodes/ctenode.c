@@ -32,20 +32,25 @@
  * junk filter makes of it.
  *
  * IDENTIFICATION
- *	  src/ctenode.c
+ *	  src/nodes/ctenode.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "commands/explain.h"
-#include "compspill.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/ctenode.h"
+#include "nodes/explain.h"
+#include "sort/store.h"
 
 typedef struct CompSpillCteState
 {

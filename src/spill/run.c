@@ -62,7 +62,7 @@
  * inputs leave.
  *
  * IDENTIFICATION
- *	  src/run.c
+ *	  src/spill/run.c
  *
  *-------------------------------------------------------------------------
  */
@@ -71,7 +71,15 @@
 #include "port/pg_crc32c.h"
 #include "utils/memutils.h"
 
+#include "codec/autocodec.h"
+#include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
 #include "compspill.h"
+#include "shared/activity.h"
+#include "spill/frame.h"
+#include "spill/run.h"
+#include "spill/spillfile.h"
 
 /* The read buffer is never smaller than this */
 #define COMPSPILL_MIN_READ_BUFFER	((Size) 4 * 1024)
@@ -106,6 +114,11 @@ struct CompSpill
 	Size		max_raw;
 	Size		max_stored;
 	Size		max_compressed_raw; /* of frames stored compressed */
+
+	/* what the frames written so far hold, for sizing readers */
+	int64		frames_written; /* frames, all passes */
+	int64		raw_written;	/* their encoded bytes */
+	int64		rows_formed;	/* rows of the runs of level 0 finished */
 
 	/* codec = auto: the costs measured so far, and the I/O already fed */
 	CompSpillAutoCodec ac;
@@ -228,13 +241,6 @@ CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass, int npasses)
 	CompSpillActivityPublish(sp->activity, phase, pass, npasses);
 }
 
-/* Return the spill's temp file */
-CompSpillFile *
-CompSpillGetFile(CompSpill *sp)
-{
-	return sp->file;
-}
-
 /* Free the writer's encoder and scratch buffer; the next run makes them */
 static void
 compspill_free_writer(CompSpill *sp)
@@ -351,6 +357,8 @@ CompSpillRunEnd(CompSpill *sp)
 
 	compspill_emit_frame(sp);
 	sp->run->len = CompSpillFileEndStream(sp->file);
+	if (sp->run->level == 0)
+		sp->rows_formed += sp->run->nrows;
 	sp->run = NULL;
 }
 
@@ -556,6 +564,8 @@ compspill_emit_frame(CompSpill *sp)
 	sp->stats->bytes_raw += rawlen;
 	sp->stats->frames_written++;
 	sp->stats->frames_by_codec[stored_codec]++;
+	sp->frames_written++;
+	sp->raw_written += rawlen;
 
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		compspill_feed_io(sp);
@@ -620,6 +630,19 @@ CompSpillWriterMemory(Size block_size, Size write_size)
 }
 
 /*
+ * Work out the average raw and stored size of the frames written so far,
+ * all passes.
+ */
+static void
+compspill_average_frame(CompSpill *sp, Size *raw, Size *stored)
+{
+	int64		nframes = Max(sp->frames_written, 1);
+
+	*raw = sp->raw_written / nframes;
+	*stored = CompSpillFileBytesWritten(sp->file) / nframes;
+}
+
+/*
  * Create a reader of runs of the spill, in a memory context of its own so
  * that freeing it releases the decoded block's memory as well.  Its read
  * and decompression buffers are made large enough at once for the largest
@@ -633,11 +656,12 @@ CompSpillReaderCreate(CompSpill *sp)
 	MemoryContext cxt;
 	MemoryContext oldcxt;
 	CompSpillRunReader *r;
-	int64		nframes = Max(sp->stats->frames_written, 1);
-	Size		avg_raw = sp->stats->bytes_raw / nframes;
-	Size		avg_stored = sp->stats->bytes_written / nframes;
+	Size		avg_raw;
+	Size		avg_stored;
 	Size		rbuf;
 	Size		dbuf;
+
+	compspill_average_frame(sp, &avg_raw, &avg_stored);
 
 	/* a frame straddles at most two more pages than its own */
 	rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
@@ -745,8 +769,8 @@ CompSpillReaderFree(CompSpillRunReader *r)
  * buffer when blocks are compressed, the fixed-width arrays rebuilt from
  * their byte planes, one decoded row and the contexts' own overhead.
  */
-Size
-CompSpillReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
+static Size
+compspill_reader_memory(Size raw_size, Size stored_size, Size fixed_size)
 {
 	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
 											  COMPSPILL_MIN_READ_BUFFER)) +
@@ -754,6 +778,46 @@ CompSpillReaderMemory(Size raw_size, Size stored_size, Size fixed_size)
 	Size		dbuf = stored_size < raw_size ? raw_size : 0;
 
 	return rbuf + dbuf + fixed_size + 4096;
+}
+
+/*
+ * Estimate what one reader of the spill's runs will hold, from the frames
+ * written so far: their average raw and stored sizes and rows, with an
+ * eighth more for the frames above average.
+ */
+Size
+CompSpillReaderEstimate(CompSpill *sp)
+{
+	int64		nframes = Max(sp->frames_written, 1);
+	Size		raw_size;
+	Size		stored_size;
+	Size		fixed_size = 0;
+
+	compspill_average_frame(sp, &raw_size, &stored_size);
+
+	/* fixed-width columns are rebuilt from byte planes into their own array */
+	for (int a = 0; a < sp->tupdesc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(sp->tupdesc, a);
+
+		if (attr->attlen > 1)
+			fixed_size += attr->attlen;
+	}
+	fixed_size *= sp->rows_formed / nframes + 1;
+
+	raw_size += raw_size / 8;
+	stored_size += stored_size / 8;
+	return compspill_reader_memory(raw_size, stored_size, fixed_size);
+}
+
+/*
+ * Return the most memory the extent maps of runs holding bytes bytes in all
+ * can take (see CompSpillFileMapReserve).
+ */
+int64
+CompSpillRunMapReserve(CompSpill *sp, int64 bytes)
+{
+	return CompSpillFileMapReserve(sp->file, bytes);
 }
 
 /*

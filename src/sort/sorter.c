@@ -49,7 +49,7 @@
  * tuplesort's random-access final merge makes.
  *
  * IDENTIFICATION
- *	  src/sorter.c
+ *	  src/sort/sorter.c
  *
  *-------------------------------------------------------------------------
  */
@@ -58,11 +58,17 @@
 #include <math.h>
 
 #include "access/htup_details.h"
-#include "compspill.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
+
+#include "compspill.h"
+#include "shared/stats.h"
+#include "sort/merge.h"
+#include "sort/sorter.h"
+#include "sort/store.h"
+#include "spill/run.h"
 
 /* initial size of the SortTuple array, as tuplesort's */
 #define COMPSPILL_INITIAL_MEMTUPSIZE \

@@ -125,7 +125,7 @@
  * usually smaller once encoded.
  *
  * IDENTIFICATION
- *	  src/blockcodec.c
+ *	  src/codec/blockcodec.c
  *
  *-------------------------------------------------------------------------
  */
@@ -140,6 +140,7 @@
 #include "utils/expandeddatum.h"
 #include "utils/memutils.h"
 
+#include "codec/blockcodec.h"
 #include "compspill.h"
 
 #define COMPSPILL_BLOCK_VERSION			2

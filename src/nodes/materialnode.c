@@ -19,18 +19,23 @@
  * plan keeps the node), the rows go to PostgreSQL's tuplestore instead.
  *
  * IDENTIFICATION
- *	  src/materialnode.c
+ *	  src/nodes/materialnode.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "commands/explain.h"
-#include "compspill.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/explain.h"
+#include "nodes/materialnode.h"
+#include "sort/store.h"
 
 /* read positions: where the node reads, and the mark */
 #define COMPSPILL_READ_POS		0

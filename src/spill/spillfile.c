@@ -48,7 +48,7 @@
  * context that was current at creation.
  *
  * IDENTIFICATION
- *	  src/spillfile.c
+ *	  src/spill/spillfile.c
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +70,15 @@
 #include "utils/wait_event.h"
 
 #include "compspill.h"
+#include "shared/stats.h"
+#include "spill/spillfile.h"
+
+/* A range of consecutive extents of the spill file */
+struct CompSpillExtentRange
+{
+	int32		first;			/* extent number */
+	int32		count;
+};
 
 /* Largest amount for one FileWrite or FileRead (their length is an int) */
 #define COMPSPILL_MAX_IO		((Size) 1 << 30)
@@ -302,6 +311,24 @@ Size
 CompSpillFileExtentSize(CompSpillFile *file)
 {
 	return file->extent_size;
+}
+
+/* Return the bytes written to the file so far, all passes */
+int64
+CompSpillFileBytesWritten(CompSpillFile *file)
+{
+	return file->stats->bytes_written;
+}
+
+/*
+ * Return the most memory the extent maps of streams holding bytes bytes in
+ * all can take when they are written into space scattered over the file: a
+ * range per extent.
+ */
+int64
+CompSpillFileMapReserve(CompSpillFile *file, int64 bytes)
+{
+	return bytes / file->extent_size * (int64) sizeof(CompSpillExtentRange);
 }
 
 /*

@@ -25,16 +25,16 @@
  * the node declares its result slot type as not fixed.
  *
  * IDENTIFICATION
- *	  src/sortnode.c
+ *	  src/nodes/sortnode.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "commands/explain.h"
-#include "compspill.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
@@ -43,6 +43,11 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
+
+#include "compspill.h"
+#include "nodes/explain.h"
+#include "nodes/sortnode.h"
+#include "sort/sorter.h"
 
 typedef struct CompSpillSortState
 {

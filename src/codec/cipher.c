@@ -40,7 +40,7 @@
  * an error frees them too.
  *
  * IDENTIFICATION
- *	  src/cipher.c
+ *	  src/codec/cipher.c
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +49,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "codec/cipher.h"
 #include "compspill.h"
 
 #define COMPSPILL_KEY_SIZE		32

@@ -36,7 +36,7 @@
  * by position once all are in.
  *
  * IDENTIFICATION
- *	  src/store.c
+ *	  src/sort/store.c
  *
  *-------------------------------------------------------------------------
  */
@@ -48,6 +48,9 @@
 #include "utils/memutils.h"
 
 #include "compspill.h"
+#include "shared/stats.h"
+#include "sort/store.h"
+#include "spill/run.h"
 
 /* initial size of the in-memory row array */
 #define COMPSPILL_STORE_INITIAL_ROWS	1024

@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * compress.h
+ *	  The compression layer: none / lz4 / zstd on byte buffers, with the
+ *	  codec's contexts kept for the operation (compress.c).
+ *
+ * Bytes only: it knows no rows, frames or files.  Its one caller is the
+ * spill object (spill/run.c), which frames what it returns.
+ *
+ * IDENTIFICATION
+ *	  src/codec/compress.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_COMPRESS_H
+#define COMPSPILL_COMPRESS_H
+
+#include "compspill.h"
+
+/* compress.c */
+typedef struct CompSpillCompressor CompSpillCompressor;
+
+extern CompSpillCompressor *CompSpillCompressorCreate(int zstd_level);
+extern Size CompSpillCompressBound(CompSpillCompressor *comp,
+								   CompSpillCodec codec, Size srclen);
+extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
+							  const char *src, Size srclen,
+							  char *dst, Size dstcap);
+extern bool CompSpillDecompress(CompSpillCompressor *comp,
+								CompSpillCodec codec,
+								const char *src, Size srclen,
+								char *dst, Size rawlen,
+								const char **errdetail);
+
+#endif							/* COMPSPILL_COMPRESS_H */

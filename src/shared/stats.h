@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.h
+ *	  Shared memory: cumulative statistics per statement, the cluster-wide
+ *	  cap on spill space, the log line (stats.c).
+ *
+ * Knows the spill figures (CompSpillStats).  The spill file claims
+ * space through it; the sorter and store report finished spills.
+ *
+ * IDENTIFICATION
+ *	  src/shared/stats.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_STATS_H
+#define COMPSPILL_STATS_H
+
+#include "compspill.h"
+
+/* stats.c */
+typedef struct CompSpillSpaceClaim CompSpillSpaceClaim;
+
+extern void CompSpillInstallSharedHooks(void);
+extern void CompSpillCheckShared(void);
+extern CompSpillSpaceClaim *CompSpillSpaceClaimCreate(void);
+extern void CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes);
+extern void CompSpillSpaceDone(CompSpillSpaceClaim *claim);
+extern void CompSpillReportSpill(const char *what, const CompSpillStats *st);
+
+#endif							/* COMPSPILL_STATS_H */

@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  The tuplestore path: rows in memory, then in one growing indexed run,
+ *	  read by position (store.c).
+ *
+ * Used by the Material and CTE nodes, and by the sorter for a final
+ * merge that must give random access (on the sorter's spill object).
+ *
+ * IDENTIFICATION
+ *	  src/sort/store.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_STORE_H
+#define COMPSPILL_STORE_H
+
+#include "executor/tuptable.h"
+
+#include "compspill.h"
+
+/* store.c */
+struct CompSpill;
+
+typedef struct CompSpillStore CompSpillStore;
+
+/* A read position in a store or a sorted result, as tuplestore's */
+typedef struct CompSpillStorePos
+{
+	int64		current;		/* rows before the position */
+	bool		eof_reached;	/* a forward read found no more rows */
+} CompSpillStorePos;
+
+extern int64 CompSpillPosStep(CompSpillStorePos *pos, int64 nrows,
+							  bool forward);
+extern CompSpillStore *CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
+										   const CompSpillSettings *set,
+										   int npos, const char *what);
+extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpill *sp,
+												  TupleDesc tupdesc,
+												  CompSpillStats *stats,
+												  int npos);
+extern void CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot,
+							  int active);
+extern void CompSpillStorePutValues(CompSpillStore *st, Datum *values,
+									bool *isnull);
+extern void CompSpillStoreEndWrites(CompSpillStore *st);
+extern bool CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
+							  TupleTableSlot *slot, bool copy);
+extern bool CompSpillStoreAdvance(CompSpillStore *st, int ptr, bool forward);
+extern bool CompSpillStoreAtEOF(CompSpillStore *st, int ptr);
+extern void CompSpillStoreTrim(CompSpillStore *st);
+extern void CompSpillStoreRewind(CompSpillStore *st, int ptr);
+extern int	CompSpillStoreAllocPos(CompSpillStore *st);
+extern void CompSpillStoreCopyPos(CompSpillStore *st, int from, int to);
+extern int	CompSpillStorePositions(CompSpillStore *st);
+extern int64 CompSpillStoreRows(CompSpillStore *st);
+extern bool CompSpillStoreSpilled(CompSpillStore *st);
+extern CompSpillStats *CompSpillStoreStats(CompSpillStore *st);
+extern void CompSpillStoreEnd(CompSpillStore *st);
+
+#endif							/* COMPSPILL_STORE_H */

@@ -1,0 +1,82 @@
+/*-------------------------------------------------------------------------
+ *
+ * run.h
+ *	  The spill object of one operation, runs of framed blocks in its file,
+ *	  and the readers of runs (run.c).
+ *
+ * The layers above (sorter, merge, store) spill rows through this and
+ * nothing else: the codec, compression, cipher and file are the spill
+ * object's.  Nothing in it is sort-specific.
+ *
+ * IDENTIFICATION
+ *	  src/spill/run.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_RUN_H
+#define COMPSPILL_RUN_H
+
+#include "access/tupdesc.h"
+
+#include "compspill.h"
+#include "spill/spillfile.h"
+
+/* run.c */
+typedef struct CompSpill CompSpill;
+typedef struct CompSpillRunReader CompSpillRunReader;
+
+/* Where a frame of an indexed run starts, and its first row */
+typedef struct CompSpillFrameRef
+{
+	int64		offset;			/* in the run's stream */
+	int64		first_row;		/* rows of the run before it */
+} CompSpillFrameRef;
+
+/* A run: a sequence of frames in a stream of the spill file */
+typedef struct CompSpillRun
+{
+	uint64		serial;			/* unique in the backend: the cipher's nonce */
+	CompSpillExtents extents;	/* where its bytes are */
+	int64		len;			/* bytes of frames (flushed, while written) */
+	int64		nrows;
+	int64		nframes;
+	int			level;			/* merges its rows have been through */
+	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
+	CompSpillFrameRef *index;
+	int64		index_cap;
+} CompSpillRun;
+
+extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
+								  const CompSpillSettings *set,
+								  CompSpillStats *stats,
+								  Size block_size, Size write_size,
+								  Size extent_size);
+extern void CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass,
+							  int npasses);
+extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
+extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunSync(CompSpill *sp);
+extern int64 CompSpillRunWritten(CompSpill *sp);
+extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
+extern void CompSpillRunCutFrame(CompSpill *sp);
+extern void CompSpillRunEnd(CompSpill *sp);
+extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillEndWrites(CompSpill *sp);
+extern void CompSpillEnd(CompSpill *sp);
+extern Size CompSpillWriterMemory(Size block_size, Size write_size);
+extern int64 CompSpillWriterHeld(CompSpill *sp);
+
+extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
+extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
+								bool consume);
+extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
+								int64 frame);
+extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
+								bool **isnull);
+extern void CompSpillReaderFree(CompSpillRunReader *r);
+extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
+extern Size CompSpillReaderEstimate(CompSpill *sp);
+extern int64 CompSpillRunMapReserve(CompSpill *sp, int64 bytes);
+
+#endif							/* COMPSPILL_RUN_H */
