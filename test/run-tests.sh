@@ -43,6 +43,8 @@ exec </dev/null
 cd "$(dirname "$0")/.."
 TOP=$PWD
 
+# the server the caller named with PG_CONFIG, before test-lib.sh sets it
+given_pg_config=${PG_CONFIG:-}
 . test/test-lib.sh
 
 SUDO=
@@ -84,8 +86,8 @@ show_file()
 full=
 if [ $# -gt 0 ]; then
 	servers=("$@")
-elif [ -n "${PG_CONFIG:-}" ]; then
-	servers=("$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')")
+elif [ -n "$given_pg_config" ]; then
+	servers=("$("$given_pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')")
 else
 	servers=(15 18)
 	full=1
