@@ -34,7 +34,12 @@
  * spill file claims each extent it adds at its end before writing it
  * (extents reused inside the file claim nothing), and the claim fails with
  * SQLSTATE 53400, as temp_file_limit does, when the total would pass the
- * cap.  A file gives its claim back when it is closed, and, when the query
+ * cap.  A claim is a compare-and-swap of the total to a value within the
+ * cap, never an add that is taken back: the total never passes the cap,
+ * and of two spills near it the one that fits gets its claim.  (Not
+ * tested: the race needs two backends to claim between each other's read
+ * and write of the counter, which no test can time without an injection
+ * point in the middle of the claim.)  A file gives its claim back when it is closed, and, when the query
  * fails instead, when the memory context it lives in is reset (every error
  * path of the executor resets it); a backend that exits gives back
  * whatever it still holds.  The total is readable with
@@ -270,7 +275,7 @@ CompSpillSpaceClaimCreate(void)
 void
 CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 {
-	uint64		total;
+	uint64		old;
 
 	if (compspill_shared == NULL)
 	{
@@ -291,19 +296,29 @@ CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 		compspill_exit_registered = true;
 	}
 
-	total = pg_atomic_add_fetch_u64(&compspill_shared->temp_space,
-									(uint64) bytes);
-	if (compspill_max_temp_space >= 0 &&
-		total > (uint64) compspill_max_temp_space * 1024)
+	/*
+	 * Claim with compare-and-swap: the total only ever moves to a value
+	 * within the cap, so two spills near the cap cannot both fail where
+	 * one would fit, and the total never passes the cap, not even for a
+	 * moment.  A failed exchange leaves the current total in old.
+	 */
+	old = pg_atomic_read_u64(&compspill_shared->temp_space);
+	for (;;)
 	{
-		pg_atomic_sub_fetch_u64(&compspill_shared->temp_space, (uint64) bytes);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("compspill temporary files would exceed compspill.max_temp_space (%dkB)",
-						compspill_max_temp_space),
-				 errdetail("compspill temporary files in the cluster hold %llukB, and this one needs %zukB more.",
-						   (unsigned long long) ((total - bytes) / 1024),
-						   (bytes + 1023) / 1024)));
+		uint64		total = old + (uint64) bytes;
+
+		if (compspill_max_temp_space >= 0 &&
+			total > (uint64) compspill_max_temp_space * 1024)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("compspill temporary files would exceed compspill.max_temp_space (%dkB)",
+							compspill_max_temp_space),
+					 errdetail("compspill temporary files in the cluster hold %llukB, and this one needs %zukB more.",
+							   (unsigned long long) (old / 1024),
+							   (bytes + 1023) / 1024)));
+		if (pg_atomic_compare_exchange_u64(&compspill_shared->temp_space,
+										   &old, total))
+			break;
 	}
 	claim->bytes += bytes;
 	compspill_backend_space += bytes;
