@@ -17,9 +17,11 @@
  * identifier) (compspill_statements, joined to pg_stat_statements on those
  * columns; only statements with a query identifier, so compute_query_id
  * must be on, or auto with pg_stat_statements loaded).  The statements
- * table holds compspill.max_statements entries; when it is full, the
- * twentieth of them that spilled least often (the least recently among
- * equals) is evicted.  A spill reports once per operation, so the lock is
+ * table holds compspill.max_statements entries (at most a million); when
+ * it is full, the twentieth of them that spilled least often (the least
+ * recently among equals), and at least ten, is evicted, as
+ * pg_stat_statements does, so that the sort this takes under the lock is
+ * paid once per so many new statements.  A spill reports once per operation, so the lock is
  * taken once per spill, never per row.  Parallel workers report their own
  * spills, under the leader's statement.  A spill that fails is not counted.
  * compspill_stats_reset() empties both tables.  The figures live as long
@@ -78,6 +80,9 @@
 
 /* entries of the per-database table */
 #define COMPSPILL_MAX_DATABASES		256
+
+/* fewest entries evicted at once from a full table, as pg_stat_statements */
+#define COMPSPILL_MIN_EVICT			10
 
 /* Cumulative figures of the spills of a database or of a statement */
 typedef struct CompSpillCounters
@@ -375,7 +380,14 @@ compspill_entry_cmp(const void *a, const void *b)
 
 /*
  * Make room in a full table: evict the twentieth of its entries that
- * spilled least often.  The caller holds the lock exclusively.
+ * spilled least often, and at least COMPSPILL_MIN_EVICT, as
+ * pg_stat_statements' entry_dealloc does, so that the work below, a pass
+ * over the table and a sort of pointers to its entries, is done once per
+ * that many new statements rather than at each.  The caller holds the
+ * lock exclusively.  The table has at most COMPSPILL_MAX_STATEMENTS
+ * entries (compspill.max_statements' maximum), so the array stays a few
+ * megabytes; if even that cannot be had, entries are evicted in the
+ * table's own order rather than failing a query that has already run.
  */
 static void
 compspill_table_evict(HTAB *table, int nentries)
@@ -383,16 +395,37 @@ compspill_table_evict(HTAB *table, int nentries)
 	HASH_SEQ_STATUS seq;
 	CompSpillStatEntry **entries;
 	CompSpillStatEntry *entry;
+	long		total = hash_get_num_entries(table);
 	int			n = 0;
 	int			nevict;
 
-	entries = palloc(sizeof(CompSpillStatEntry *) * hash_get_num_entries(table));
+	Assert(total <= COMPSPILL_MAX_STATEMENTS);
+	nevict = Min(Max(nentries / 20, COMPSPILL_MIN_EVICT), (int) total);
+
+	entries = palloc_extended(sizeof(CompSpillStatEntry *) * Max(total, 1),
+							  MCXT_ALLOC_NO_OOM);
+	if (entries == NULL)
+	{
+		/* no memory to choose: take the first ones the scan meets */
+		hash_seq_init(&seq, table);
+		while ((entry = hash_seq_search(&seq)) != NULL)
+		{
+			hash_search(table, &entry->key, HASH_REMOVE, NULL);
+			if (++n >= nevict)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+		}
+		return;
+	}
+
 	hash_seq_init(&seq, table);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 		entries[n++] = entry;
 	qsort(entries, n, sizeof(CompSpillStatEntry *), compspill_entry_cmp);
 
-	nevict = Min(Max(nentries / 20, 1), n);
+	nevict = Min(nevict, n);
 	for (int i = 0; i < nevict; i++)
 		hash_search(table, &entries[i]->key, HASH_REMOVE, NULL);
 	pfree(entries);
