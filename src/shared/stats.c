@@ -656,7 +656,7 @@ CompSpillReportSpill(const char *what, const CompSpillStats *st)
 					   st->frames_by_codec[COMPSPILL_CODEC_LZ4],
 					   st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
 					   st->frames_raw,
-					   st->dio_active ? "on" : "off",
+					   CompSpillDirectIOName(st),
 					   CompSpillEncryptionName(st->encrypted),
 					   INSTR_TIME_GET_MILLISEC(st->write_time),
 					   INSTR_TIME_GET_MILLISEC(st->read_time))));

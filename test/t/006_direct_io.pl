@@ -93,6 +93,26 @@ foreach my $dio ('on', 'off')
 	}
 }
 
+# EXPLAIN names what happened: direct I/O=on, or, where the file system
+# refused O_DIRECT (the NOTICE), fallback; off only when not asked for
+my ($erc, $explain, $eerr) = $node->psql('postgres',
+	"$spill; SET compspill.enable_dio = on; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+is($erc, 0, 'EXPLAIN ANALYZE of the sort with enable_dio = on succeeds');
+if ($eerr =~ /direct I\/O is not available/)
+{
+	like($explain, qr/direct I\/O=fallback/,
+		'refused by the file system: EXPLAIN shows direct I/O=fallback');
+}
+else
+{
+	like($explain, qr/direct I\/O=on/, 'EXPLAIN shows direct I/O=on');
+}
+($erc, $explain) = $node->psql('postgres',
+	"$spill; SET compspill.enable_dio = off; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+like($explain, qr/direct I\/O=off/, 'with enable_dio = off: direct I/O=off');
+
 $holder->quit;
 $node->stop;
 done_testing();
