@@ -9,7 +9,8 @@
 #	  sort while it reads its input and while it returns rows, and a
 #	  Material's store, as seen from a second session, and a backend whose
 #	  spills fail hundreds of times inside BEGIN .. EXCEPTION keeps its
-#	  slots and leaves nothing behind in it; without
+#	  slots and leaves nothing behind in it; a store flushed for a reader
+#	  while it is written counts its partial pages once; without
 #	  shared_preload_libraries every view says so instead of showing zeros.
 #
 use strict;
@@ -360,6 +361,26 @@ my $native_blk = $node->safe_psql('postgres',
 ok($native_blk - $blk_written > $blk_written,
 	'natively the same statement writes more temp blocks ('
 	  . ($native_blk - $blk_written) . ')');
+
+# A scrollable cursor's Material is read backward while it is still being
+# written: the partial last page is flushed for the reader and written
+# again, completed, later.  It is counted once: the store is one stream
+# that no pass rewrites, so what it wrote is the file's peak exactly.
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+$node->safe_psql('postgres', qq{
+$spill SET compspill.codec = lz4;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a.id, a.txt, b.txt FROM t a JOIN t b USING (id) WHERE a.id <= 30000;
+MOVE FORWARD 5000 IN c; MOVE BACKWARD 3000 IN c; MOVE FORWARD 10000 IN c;
+MOVE BACKWARD 9000 IN c; MOVE FORWARD ALL IN c;
+COMMIT;});
+my ($cur_spills, $cur_written, $cur_peak) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT spills, written_bytes, peak_file_bytes FROM compspill_statements');
+ok($cur_spills >= 1 && $cur_written > 0,
+	"a scrollable cursor's Material spilled ($cur_written bytes written)");
+is($cur_written, $cur_peak,
+	'a partial page written again is counted once: written = the file\'s peak');
 
 $node->stop;
 done_testing();
