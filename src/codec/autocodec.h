@@ -65,10 +65,11 @@ typedef struct CompSpillAutoCodec
 	double		reads_per_write;	/* times each written byte is read: 1,
 									 * the next merge or the store's reader;
 									 * a Material read again by each outer
-									 * row of a nested loop is written in
-									 * full before its first rescan, so a
-									 * count of its rescans would come too
-									 * late to weigh its frames' codecs */
+									 * row of a nested loop is mostly
+									 * written before its first rescan (in
+									 * full, but for semi and anti joins),
+									 * so a count of its rescans would come
+									 * too late to weigh its frames' codecs */
 	CompSpillCodec choice;		/* the current choice */
 	int64		nblocks;		/* blocks handed out */
 	int64		nprobes;		/* of which probes of another codec */
