@@ -135,7 +135,7 @@ typedef struct CompSpillStats
 	int64		bytes_written_early;	/* file bytes those merges wrote */
 	int64		rows_spilled;	/* rows written by run formation */
 	int64		bytes_in;		/* in-memory size of the spilled tuples */
-	int64		bytes_raw;		/* encoded size before compression, all
+	int64		bytes_encoded;	/* encoded size before compression, all
 								 * passes */
 	int64		bytes_written_runs; /* file bytes written by run formation */
 	int64		bytes_written;	/* file bytes written, all passes */
