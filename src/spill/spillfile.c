@@ -443,10 +443,10 @@ compspill_temp_blocks(int64 before, int64 after)
  * good (a NOTICE says so, and EXPLAIN shows direct I/O=fallback).
  * Return what FileWrite/FileRead returned, errno as it left it.
  *
- * Not tested: the misalignment cannot be caused from SQL (every caller
- * aligns), and the refusal cannot be had on the machines the tests run on
- * (ext4, xfs and tmpfs since Linux 6.6 all accept O_DIRECT);
- * 006_direct_io checks the EXPLAIN figure where a file system refuses.
+ * The refusal is tested by 006_direct_io, with a preloaded shim that fails
+ * direct writes with EINVAL (ext4, xfs and tmpfs since Linux 6.6 all take
+ * O_DIRECT).  The misalignment is not: it cannot be caused from SQL or
+ * from outside the server, since every caller aligns.
  */
 static int
 compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
