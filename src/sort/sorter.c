@@ -484,24 +484,21 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
  * The array is indexed by an int and allocated in one huge chunk, so it
  * never holds more than INT_MAX entries nor takes MaxAllocHugeSize bytes:
  * the last growth goes only up to that limit, and then growing stops.
- * Not tested: reaching INT_MAX entries takes about 2^31 rows held at once
- * (48GB of SortTuples, far more with the tuples), which no test machine
- * has; the clamp is arithmetic on memtupsize alone.
+ * Reaching INT_MAX entries takes about 2^31 rows held at once (48GB of
+ * SortTuples, far more with the tuples), which no test machine has, so the
+ * limit is CompSpillGrowArraySize's, which test/unit checks.
  */
 static bool
 compspill_grow_memtuples(CompSpillSorter *s)
 {
 	int64		oldspace;
 	int64		newsize;
-	int64		maxsize;
 
 	if (!s->growmemtuples)
 		return false;
 
-	/* the most entries the array can have: an int index, one huge chunk */
-	maxsize = Min((int64) INT_MAX,
-				  (int64) ((MaxAllocHugeSize - 1) / sizeof(CompSpillSortTuple)));
-	newsize = Min((int64) s->memtupsize * 2, maxsize);
+	newsize = CompSpillGrowArraySize(s->memtupsize,
+									 sizeof(CompSpillSortTuple));
 	if (newsize <= s->memtupsize)
 	{
 		s->growmemtuples = false;
@@ -520,8 +517,6 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	s->memtuples = repalloc_huge(s->memtuples,
 								 (Size) newsize * sizeof(CompSpillSortTuple));
 	s->memtupsize = (int) newsize;
-	if (newsize == maxsize)
-		s->growmemtuples = false;	/* at the limit: no further growth */
 	compspill_remeasure(s);
 	return true;
 }
