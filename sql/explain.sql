@@ -50,7 +50,8 @@ CREATE TEMP TABLE ex_json AS
 SELECT cs_node('SELECT * FROM ex ORDER BY t, a') AS n;
 SELECT k AS key, n ? k AS present
 FROM ex_json, unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort Space Type',
-                           'Spill Codec', 'Direct I/O', 'Spill Runs', 'Merge Passes',
+                           'Spill Codec', 'Direct I/O', 'Direct I/O Fallback',
+                           'Spill Runs', 'Merge Passes',
                            'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
                            'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
                            'Frames Stored Raw', 'Block Size', 'Temp File Peak',

@@ -166,7 +166,7 @@ _PG_init(void)
 								"The statements that spilled least often are evicted first.",
 								&compspill_max_statements,
 								5000,
-								100, INT_MAX / 2,
+								100, COMPSPILL_MAX_STATEMENTS,
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);

@@ -124,6 +124,8 @@ typedef struct CompSpillStats
 	CompSpillCodec codec;		/* codec asked for */
 	bool		dio_requested;	/* compspill.enable_dio at start */
 	bool		dio_active;		/* direct I/O actually in use */
+	bool		dio_fallback;	/* asked for, refused by the file system:
+								 * buffered I/O instead */
 	bool		encrypted;		/* frames encrypted with AES-256-GCM */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
@@ -133,7 +135,7 @@ typedef struct CompSpillStats
 	int64		bytes_written_early;	/* file bytes those merges wrote */
 	int64		rows_spilled;	/* rows written by run formation */
 	int64		bytes_in;		/* in-memory size of the spilled tuples */
-	int64		bytes_raw;		/* encoded size before compression, all
+	int64		bytes_encoded;	/* encoded size before compression, all
 								 * passes */
 	int64		bytes_written_runs; /* file bytes written by run formation */
 	int64		bytes_written;	/* file bytes written, all passes */
@@ -174,5 +176,8 @@ extern const char *CompSpillCodecName(CompSpillCodec codec);
 
 /* cipher.c */
 extern const char *CompSpillEncryptionName(bool encrypted);
+
+/* spillfile.c */
+extern const char *CompSpillDirectIOName(const CompSpillStats *st);
 
 #endif							/* COMPSPILL_H */

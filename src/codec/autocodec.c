@@ -328,18 +328,6 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 }
 
 /*
- * Set how many times each written byte will be read back (1 by default:
- * the next merge reads it once).
- */
-void
-CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac, double reads_per_write)
-{
-	if (isnan(reads_per_write) || reads_per_write < 0.0)
-		reads_per_write = 1.0;
-	ac->reads_per_write = Min(reads_per_write, 1000.0);
-}
-
-/*
  * Fill in the model's inputs as they stand: each stored codec's cost, with
  * estimates where nothing is measured yet, and the I/O costs.
  */

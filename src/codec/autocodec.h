@@ -62,7 +62,14 @@ typedef struct CompSpillAutoCodecState
 typedef struct CompSpillAutoCodec
 {
 	int			zstd_level;		/* the level zstd is measured at */
-	double		reads_per_write;	/* times each written byte is read */
+	double		reads_per_write;	/* times each written byte is read: 1,
+									 * the next merge or the store's reader;
+									 * a Material read again by each outer
+									 * row of a nested loop is mostly
+									 * written before its first rescan (in
+									 * full, but for semi and anti joins),
+									 * so a count of its rescans would come
+									 * too late to weigh its frames' codecs */
 	CompSpillCodec choice;		/* the current choice */
 	int64		nblocks;		/* blocks handed out */
 	int64		nprobes;		/* of which probes of another codec */
@@ -86,8 +93,6 @@ extern CompSpillCodec CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPIL
 										  double read_ns_per_byte,
 										  double reads_per_write);
 extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
-extern void CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac,
-										  double reads_per_write);
 extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,

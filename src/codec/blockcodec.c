@@ -149,7 +149,7 @@
 
 /* column kinds, decided by the tuple descriptor */
 #define COMPSPILL_KIND_BYVAL			1	/* by value, attlen 1/2/4/8 */
-#define COMPSPILL_KIND_FIXED			2	/* by reference, attlen > 0 */
+#define COMPSPILL_KIND_FIXED_BYREF		2	/* by reference, attlen > 0 */
 #define COMPSPILL_KIND_VARLENA			3	/* attlen -1 */
 #define COMPSPILL_KIND_CSTRING			4	/* attlen -2 */
 
@@ -338,9 +338,9 @@ static bool compspill_check_bitmap(const CompSpillColumnView *view,
 								   int attnum, uint32 nrows,
 								   const char **errdetail);
 static bool compspill_check_raw(const char *src, Size len);
-static bool compspill_measure_column(CompSpillColumnCursor *cur,
-									 Form_pg_attribute attr, int attnum,
-									 Size *max_size, const char **errdetail);
+static bool compspill_check_column(CompSpillColumnCursor *cur,
+								   Form_pg_attribute attr, int attnum,
+								   Size *max_size, const char **errdetail);
 static bool compspill_setup_column(CompSpillDecodedBlock *blk,
 								   CompSpillColumnCursor *cur, int attnum,
 								   char **fixed, char **dicts, char **buf,
@@ -359,7 +359,7 @@ compspill_column_kind(Form_pg_attribute attr)
 			return COMPSPILL_KIND_BYVAL;
 	}
 	else if (attr->attlen > 0)
-		return COMPSPILL_KIND_FIXED;
+		return COMPSPILL_KIND_FIXED_BYREF;
 	else if (attr->attlen == -1)
 		return COMPSPILL_KIND_VARLENA;
 	else if (attr->attlen == -2)
@@ -794,7 +794,7 @@ CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values, bool *isnull)
 				enc->stream_bytes += col->attlen;
 				break;
 
-			case COMPSPILL_KIND_FIXED:
+			case COMPSPILL_KIND_FIXED_BYREF:
 				p = compspill_stream_append(enc->cxt, &col->values,
 											col->attlen);
 				memcpy(p, DatumGetPointer(values[a]), col->attlen);
@@ -1914,7 +1914,7 @@ compspill_parse_column(const char *raw, Size rawlen, Size *pos,
 	switch (view->enc)
 	{
 		case COMPSPILL_ENC_PLAIN:
-			if (kind == COMPSPILL_KIND_BYVAL || kind == COMPSPILL_KIND_FIXED)
+			if (kind == COMPSPILL_KIND_BYVAL || kind == COMPSPILL_KIND_FIXED_BYREF)
 			{
 				if (lengths_len == 0 &&
 					values_len == n * (uint64) view->attlen)
@@ -2182,9 +2182,9 @@ compspill_check_streams_used(const CompSpillColumnView *view, int attnum,
  * set *max_size to the most bytes one rebuilt value takes in a row's arena.
  */
 static bool
-compspill_measure_plain(const CompSpillColumnView *view,
-						Form_pg_attribute attr, int attnum,
-						Size *max_size, const char **errdetail)
+compspill_check_plain(const CompSpillColumnView *view,
+					  Form_pg_attribute attr, int attnum,
+					  Size *max_size, const char **errdetail)
 {
 	Size		voff = 0;
 	Size		maxsz = 0;
@@ -2272,8 +2272,8 @@ compspill_measure_plain(const CompSpillColumnView *view,
  * longest value, and aim cur->suffixes at the second length stream.
  */
 static bool
-compspill_measure_front(CompSpillColumnCursor *cur, int attnum,
-						Size *maxlen, const char **errdetail)
+compspill_check_front(CompSpillColumnCursor *cur, int attnum,
+					  Size *maxlen, const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	const char *lend = view->lengths + view->lengths_len;
@@ -2346,8 +2346,8 @@ compspill_measure_front(CompSpillColumnCursor *cur, int attnum,
  * included), arrays to build once per block, a rebuild buffer.
  */
 static bool
-compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
-						 int attnum, Size *max_size, const char **errdetail)
+compspill_check_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
+					   int attnum, Size *max_size, const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	int64		used;
@@ -2367,7 +2367,7 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 				cur->fixed_len = (Size) view->nvalues * view->attlen;
 			return true;
 
-		case COMPSPILL_KIND_FIXED:
+		case COMPSPILL_KIND_FIXED_BYREF:
 			cur->how = COMPSPILL_HOW_FIXED;
 			if (view->attlen > 1)
 				cur->fixed_len = view->values_len;
@@ -2416,7 +2416,7 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 
 		case COMPSPILL_ENC_FRONT:
 			cur->how = COMPSPILL_HOW_FRONT;
-			if (!compspill_measure_front(cur, attnum, &maxlen, errdetail))
+			if (!compspill_check_front(cur, attnum, &maxlen, errdetail))
 				return false;
 			cur->buf_len = MAXALIGN(VARHDRSZ + maxlen);
 			return true;
@@ -2436,8 +2436,8 @@ compspill_measure_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 
 		default:
 			cur->how = COMPSPILL_HOW_VARLENA;
-			return compspill_measure_plain(view, attr, attnum, max_size,
-										   errdetail);
+			return compspill_check_plain(view, attr, attnum, max_size,
+										 errdetail);
 	}
 }
 
@@ -2737,7 +2737,7 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		if (!compspill_parse_column(raw, rawlen, &pos, attr, a + 1,
 									hdr_nrows, &cur->view, errdetail) ||
 			!compspill_check_bitmap(&cur->view, a + 1, hdr_nrows, errdetail) ||
-			!compspill_measure_column(cur, attr, a + 1, &max_size, errdetail))
+			!compspill_check_column(cur, attr, a + 1, &max_size, errdetail))
 			return false;
 		row_need += max_size;
 		buf_need += cur->buf_len;

@@ -62,7 +62,7 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
 						 "Spill: codec=%s  direct I/O=%s  encryption=%s  runs=%d  ",
-						 codec, st->dio_active ? "on" : "off",
+						 codec, CompSpillDirectIOName(st),
 						 CompSpillEncryptionName(st->encrypted), st->nruns);
 		if (st->early_merges > 0)
 			appendStringInfo(es->str, "early merges=%d  ", st->early_merges);
@@ -93,6 +93,7 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 
 	ExplainPropertyText("Spill Codec", codec, es);
 	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	ExplainPropertyBool("Direct I/O Fallback", st->dio_fallback, es);
 	ExplainPropertyText("Spill Encryption",
 						CompSpillEncryptionName(st->encrypted), es);
 	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);

@@ -17,9 +17,11 @@
  * identifier) (compspill_statements, joined to pg_stat_statements on those
  * columns; only statements with a query identifier, so compute_query_id
  * must be on, or auto with pg_stat_statements loaded).  The statements
- * table holds compspill.max_statements entries; when it is full, the
- * twentieth of them that spilled least often (the least recently among
- * equals) is evicted.  A spill reports once per operation, so the lock is
+ * table holds compspill.max_statements entries (at most a million); when
+ * it is full, the twentieth of them that spilled least often (the least
+ * recently among equals), and at least ten, is evicted, as
+ * pg_stat_statements does, so that the sort this takes under the lock is
+ * paid once per so many new statements.  A spill reports once per operation, so the lock is
  * taken once per spill, never per row.  Parallel workers report their own
  * spills, under the leader's statement.  A spill that fails is not counted.
  * compspill_stats_reset() empties both tables.  The figures live as long
@@ -34,7 +36,12 @@
  * spill file claims each extent it adds at its end before writing it
  * (extents reused inside the file claim nothing), and the claim fails with
  * SQLSTATE 53400, as temp_file_limit does, when the total would pass the
- * cap.  A file gives its claim back when it is closed, and, when the query
+ * cap.  A claim is a compare-and-swap of the total to a value within the
+ * cap, never an add that is taken back: the total never passes the cap,
+ * and of two spills near it the one that fits gets its claim.  (Not
+ * tested: the race needs two backends to claim between each other's read
+ * and write of the counter, which no test can time without an injection
+ * point in the middle of the claim.)  A file gives its claim back when it is closed, and, when the query
  * fails instead, when the memory context it lives in is reset (every error
  * path of the executor resets it); a backend that exits gives back
  * whatever it still holds.  The total is readable with
@@ -73,6 +80,9 @@
 
 /* entries of the per-database table */
 #define COMPSPILL_MAX_DATABASES		256
+
+/* fewest entries evicted at once from a full table, as pg_stat_statements */
+#define COMPSPILL_MIN_EVICT			10
 
 /* Cumulative figures of the spills of a database or of a statement */
 typedef struct CompSpillCounters
@@ -270,7 +280,7 @@ CompSpillSpaceClaimCreate(void)
 void
 CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 {
-	uint64		total;
+	uint64		old;
 
 	if (compspill_shared == NULL)
 	{
@@ -291,19 +301,29 @@ CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 		compspill_exit_registered = true;
 	}
 
-	total = pg_atomic_add_fetch_u64(&compspill_shared->temp_space,
-									(uint64) bytes);
-	if (compspill_max_temp_space >= 0 &&
-		total > (uint64) compspill_max_temp_space * 1024)
+	/*
+	 * Claim with compare-and-swap: the total only ever moves to a value
+	 * within the cap, so two spills near the cap cannot both fail where
+	 * one would fit, and the total never passes the cap, not even for a
+	 * moment.  A failed exchange leaves the current total in old.
+	 */
+	old = pg_atomic_read_u64(&compspill_shared->temp_space);
+	for (;;)
 	{
-		pg_atomic_sub_fetch_u64(&compspill_shared->temp_space, (uint64) bytes);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("compspill temporary files would exceed compspill.max_temp_space (%dkB)",
-						compspill_max_temp_space),
-				 errdetail("compspill temporary files in the cluster hold %llukB, and this one needs %zukB more.",
-						   (unsigned long long) ((total - bytes) / 1024),
-						   (bytes + 1023) / 1024)));
+		uint64		total = old + (uint64) bytes;
+
+		if (compspill_max_temp_space >= 0 &&
+			total > (uint64) compspill_max_temp_space * 1024)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("compspill temporary files would exceed compspill.max_temp_space (%dkB)",
+							compspill_max_temp_space),
+					 errdetail("compspill temporary files in the cluster hold %llukB, and this one needs %zukB more.",
+							   (unsigned long long) (old / 1024),
+							   (bytes + 1023) / 1024)));
+		if (pg_atomic_compare_exchange_u64(&compspill_shared->temp_space,
+										   &old, total))
+			break;
 	}
 	claim->bytes += bytes;
 	compspill_backend_space += bytes;
@@ -360,7 +380,14 @@ compspill_entry_cmp(const void *a, const void *b)
 
 /*
  * Make room in a full table: evict the twentieth of its entries that
- * spilled least often.  The caller holds the lock exclusively.
+ * spilled least often, and at least COMPSPILL_MIN_EVICT, as
+ * pg_stat_statements' entry_dealloc does, so that the work below, a pass
+ * over the table and a sort of pointers to its entries, is done once per
+ * that many new statements rather than at each.  The caller holds the
+ * lock exclusively.  The table has at most COMPSPILL_MAX_STATEMENTS
+ * entries (compspill.max_statements' maximum), so the array stays a few
+ * megabytes; if even that cannot be had, entries are evicted in the
+ * table's own order rather than failing a query that has already run.
  */
 static void
 compspill_table_evict(HTAB *table, int nentries)
@@ -368,16 +395,37 @@ compspill_table_evict(HTAB *table, int nentries)
 	HASH_SEQ_STATUS seq;
 	CompSpillStatEntry **entries;
 	CompSpillStatEntry *entry;
+	long		total = hash_get_num_entries(table);
 	int			n = 0;
 	int			nevict;
 
-	entries = palloc(sizeof(CompSpillStatEntry *) * hash_get_num_entries(table));
+	Assert(total <= COMPSPILL_MAX_STATEMENTS);
+	nevict = Min(Max(nentries / 20, COMPSPILL_MIN_EVICT), (int) total);
+
+	entries = palloc_extended(sizeof(CompSpillStatEntry *) * Max(total, 1),
+							  MCXT_ALLOC_NO_OOM);
+	if (entries == NULL)
+	{
+		/* no memory to choose: take the first ones the scan meets */
+		hash_seq_init(&seq, table);
+		while ((entry = hash_seq_search(&seq)) != NULL)
+		{
+			hash_search(table, &entry->key, HASH_REMOVE, NULL);
+			if (++n >= nevict)
+			{
+				hash_seq_term(&seq);
+				break;
+			}
+		}
+		return;
+	}
+
 	hash_seq_init(&seq, table);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 		entries[n++] = entry;
 	qsort(entries, n, sizeof(CompSpillStatEntry *), compspill_entry_cmp);
 
-	nevict = Min(Max(nentries / 20, 1), n);
+	nevict = Min(nevict, n);
 	for (int i = 0; i < nevict; i++)
 		hash_search(table, &entries[i]->key, HASH_REMOVE, NULL);
 	pfree(entries);
@@ -608,7 +656,7 @@ CompSpillReportSpill(const char *what, const CompSpillStats *st)
 					   st->frames_by_codec[COMPSPILL_CODEC_LZ4],
 					   st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
 					   st->frames_raw,
-					   st->dio_active ? "on" : "off",
+					   CompSpillDirectIOName(st),
 					   CompSpillEncryptionName(st->encrypted),
 					   INSTR_TIME_GET_MILLISEC(st->write_time),
 					   INSTR_TIME_GET_MILLISEC(st->read_time))));

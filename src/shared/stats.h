@@ -18,6 +18,14 @@
 #include "compspill.h"
 
 /* stats.c */
+
+/*
+ * compspill.max_statements' maximum: a million statements take some 150MB
+ * of shared memory, and evicting from a full table sorts pointers to all
+ * of them (8MB) under the lock; more would be absurd.
+ */
+#define COMPSPILL_MAX_STATEMENTS	1000000
+
 typedef struct CompSpillSpaceClaim CompSpillSpaceClaim;
 
 extern void CompSpillInstallSharedHooks(void);

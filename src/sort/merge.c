@@ -278,14 +278,15 @@ compspill_count_passes(int nruns, int fanin, int final_fanin)
  * input costs, then work out how many inputs an intermediate pass (which
  * has the writer as well) can read at once, *fanin, and how many the last
  * merge can, *last_fanin: more when the last merge streams to the caller
- * and the writer's memory goes to the readers, unless keep_writer.  The
- * runs array becomes the merge's.
+ * and the writer's memory goes to the readers; not when last_writes, the
+ * last merge writing its output (into a store, or into a new run) and so
+ * keeping the writer.  The runs array becomes the merge's.
  */
 static CompSpillMerge *
 compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 					   TupleDesc tupdesc, SortSupport ssup, int nkeys,
 					   CompSpillRun *runs, int nruns, int64 allowed_mem,
-					   bool keep_writer, int64 (*used_mem) (void *), void *arg,
+					   bool last_writes, int64 (*used_mem) (void *), void *arg,
 					   int *fanin, int *last_fanin)
 {
 	CompSpillMerge *m;
@@ -323,7 +324,7 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	used = used_mem(arg) + map_reserve;
 	*fanin = compspill_fanin(m, allowed_mem, used, held);
 	*last_fanin = *fanin;
-	if (m->nruns > *fanin && !keep_writer)
+	if (m->nruns > *fanin && !last_writes)
 	{
 		/* without the writer, the final merge can take a few more inputs */
 		*last_fanin = Max(*fanin,
@@ -415,13 +416,14 @@ compspill_merge_free(CompSpillMerge *m)
 /*
  * Merge the runs of a sort until at most as many are left as the final
  * merge can read at once within allowed_mem, then start the final merge.
- * The runs array becomes the merge's.  used_mem() measures what the
- * caller's memory holds; it is called as readers come and go.
+ * The runs array becomes the merge's.  last_writes: the caller writes the
+ * final merge out, into a store, so the writer stays.  used_mem() measures
+ * what the caller's memory holds; it is called as readers come and go.
  */
 CompSpillMerge *
 CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 					SortSupport ssup, int nkeys, CompSpillRun *runs,
-					int nruns, int64 allowed_mem, bool to_store,
+					int nruns, int64 allowed_mem, bool last_writes,
 					int64 (*used_mem) (void *), void *arg)
 {
 	CompSpillMerge *m;
@@ -431,7 +433,7 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	int			npasses;
 
 	m = compspill_merge_create(sp, stats, tupdesc, ssup, nkeys, runs, nruns,
-							   allowed_mem, to_store, used_mem, arg,
+							   allowed_mem, last_writes, used_mem, arg,
 							   &fanin, &final_fanin);
 	npasses = compspill_count_passes(m->nruns, fanin, final_fanin);
 	compspill_merge_passes(m, fanin, final_fanin, &pass, npasses);
@@ -442,14 +444,14 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	 * goes to the readers, which do not consume their runs so that the
 	 * merge can start again; a merge into a store consumes them.
 	 */
-	if (!to_store)
+	if (!last_writes)
 		CompSpillEndWrites(sp);
 	stats->merge_passes++;
-	if (to_store)
+	if (last_writes)
 		CompSpillSetPhase(sp, COMPSPILL_PHASE_MERGING, pass, npasses);
 	else
 		CompSpillSetPhase(sp, COMPSPILL_PHASE_RETURNING, 0, 0);
-	compspill_start_merge(m, m->runs, m->nruns, to_store);
+	compspill_start_merge(m, m->runs, m->nruns, last_writes);
 	return m;
 }
 

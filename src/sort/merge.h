@@ -33,7 +33,7 @@ extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
 										   TupleDesc tupdesc,
 										   SortSupport ssup, int nkeys,
 										   CompSpillRun *runs, int nruns,
-										   int64 allowed_mem, bool to_store,
+										   int64 allowed_mem, bool last_writes,
 										   int64 (*used_mem) (void *),
 										   void *arg);
 extern bool CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot);

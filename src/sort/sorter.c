@@ -480,6 +480,13 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 
 /*
  * Double the SortTuple array if memory allows; return whether it grew.
+ *
+ * The array is indexed by an int and allocated in one huge chunk, so it
+ * never holds more than INT_MAX entries nor takes MaxAllocHugeSize bytes:
+ * the last growth goes only up to that limit, and then growing stops.
+ * Reaching INT_MAX entries takes about 2^31 rows held at once (48GB of
+ * SortTuples, far more with the tuples), which no test machine has, so the
+ * limit is CompSpillGrowArraySize's, which test/unit checks.
  */
 static bool
 compspill_grow_memtuples(CompSpillSorter *s)
@@ -490,20 +497,25 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	if (!s->growmemtuples)
 		return false;
 
-	newsize = (int64) s->memtupsize * 2;
+	newsize = CompSpillGrowArraySize(s->memtupsize,
+									 sizeof(CompSpillSortTuple));
+	if (newsize <= s->memtupsize)
+	{
+		s->growmemtuples = false;
+		return false;
+	}
 	oldspace = GetMemoryChunkSpace(s->memtuples);
 
 	/* the new array must fit in what is left, with room for some tuples */
 	if ((int64) s->tuplecxt->mem_allocated + s->other_mem + 2 * oldspace >
-		s->allowed_mem - s->tuple_block ||
-		newsize * sizeof(CompSpillSortTuple) >= MaxAllocHugeSize)
+		s->allowed_mem - s->tuple_block)
 	{
 		s->growmemtuples = false;
 		return false;
 	}
 
 	s->memtuples = repalloc_huge(s->memtuples,
-								 newsize * sizeof(CompSpillSortTuple));
+								 (Size) newsize * sizeof(CompSpillSortTuple));
 	s->memtupsize = (int) newsize;
 	compspill_remeasure(s);
 	return true;
@@ -637,6 +649,7 @@ static void
 compspill_bound_runs(CompSpillSorter *s)
 {
 	int			level;
+	int			maxlevel;
 	int			n;
 
 	if (s->nruns < s->max_runs)
@@ -651,13 +664,25 @@ compspill_bound_runs(CompSpillSorter *s)
 		compspill_unabbreviate(s->merge_ssup);
 	}
 
-	/* the lowest level with two runs or more; there is one */
-	for (level = 0;; level++)
+	/*
+	 * The lowest level with two runs or more.  There is one in practice:
+	 * max_runs distinct levels would take 2^max_runs runs.  The search
+	 * stops at the highest level present all the same; with no level to
+	 * merge, the list is left to grow (it costs memory, not rows).  Not
+	 * tested for that reason: no sort reaches it.
+	 */
+	maxlevel = 0;
+	for (int i = 0; i < s->nruns; i++)
+		maxlevel = Max(maxlevel, s->runs[i].level);
+	for (level = 0, n = 0; level <= maxlevel; level++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		n = compspill_runs_to_front(s, level);
 		if (n >= 2)
 			break;
 	}
+	if (n < 2)
+		return;
 
 	/* merge them in groups; each output goes after what is left to merge */
 	while (n >= 2)
@@ -665,6 +690,7 @@ compspill_bound_runs(CompSpillSorter *s)
 		CompSpillRun out;
 		int			merged;
 
+		CHECK_FOR_INTERRUPTS();
 		merged = CompSpillMergeRuns(s->spill, &s->stats, s->tupdesc,
 									s->merge_ssup, s->nkeys, s->runs, n,
 									s->allowed_mem, compspill_measure_cb, s,

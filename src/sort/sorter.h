@@ -16,11 +16,28 @@
 #define COMPSPILL_SORTER_H
 
 #include "executor/tuptable.h"
+#include "utils/memutils.h"
 
 #include "compspill.h"
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;
+
+/*
+ * The next size of an array of entries of entry_size bytes indexed by an
+ * int and allocated in one huge chunk, that has size entries now: double,
+ * but never past INT_MAX entries nor MaxAllocHugeSize bytes.  A result that is not larger means the
+ * array is at its limit.  The sorter's SortTuple array grows by it; a pure
+ * function, so that test/unit checks the limits no machine can reach.
+ */
+static inline int64
+CompSpillGrowArraySize(int size, Size entry_size)
+{
+	int64		limit = Min((int64) INT_MAX,
+							(int64) ((MaxAllocHugeSize - 1) / entry_size));
+
+	return Max(Min((int64) size * 2, limit), (int64) size);
+}
 
 typedef struct CompSpillSortSpec
 {

@@ -688,38 +688,11 @@ CompSpillStoreRewind(CompSpillStore *st, int ptr)
 	st->pos[ptr].eof_reached = false;
 }
 
-/*
- * Add a read position at the first row (another reader of a shared store)
- * and return its number.
- */
-int
-CompSpillStoreAllocPos(CompSpillStore *st)
-{
-	st->pos = repalloc(st->pos, sizeof(CompSpillStorePos) * (st->npos + 1));
-	st->pos[st->npos].current = 0;
-	st->pos[st->npos].eof_reached = false;
-	return st->npos++;
-}
-
 /* Set read position to to where read position from is */
 void
 CompSpillStoreCopyPos(CompSpillStore *st, int from, int to)
 {
 	st->pos[to] = st->pos[from];
-}
-
-/* Return the number of read positions */
-int
-CompSpillStorePositions(CompSpillStore *st)
-{
-	return st->npos;
-}
-
-/* Return the number of rows put */
-int64
-CompSpillStoreRows(CompSpillStore *st)
-{
-	return st->nrows;
 }
 
 /* Has the store gone to disk? */

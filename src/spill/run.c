@@ -561,7 +561,7 @@ compspill_emit_frame(CompSpill *sp)
 	if (stored_codec != COMPSPILL_CODEC_NONE)
 		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
 
-	sp->stats->bytes_raw += rawlen;
+	sp->stats->bytes_encoded += rawlen;
 	sp->stats->frames_written++;
 	sp->stats->frames_by_codec[stored_codec]++;
 	sp->frames_written++;

@@ -107,6 +107,10 @@ struct CompSpillFile
 	Size		nominal_size;	/* size to shrink back to after growth */
 	Size		buffered;		/* committed bytes in buf */
 	off_t		buf_offset;		/* logical offset of buf[0], aligned */
+	off_t		written_upto;	/* the stream's bytes below this logical
+								 * offset are on disk and counted: a
+								 * partial page flushed and written again
+								 * is counted once */
 #ifdef USE_ASSERT_CHECKING
 	Size		reserved;		/* length of the open reservation */
 #endif
@@ -115,9 +119,9 @@ struct CompSpillFile
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
 static void compspill_prepare_io(CompSpillFile *file);
 static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
-							  Size amount, off_t offset);
+							  Size amount, off_t offset, Size seen);
 static void compspill_write(CompSpillFile *file, char *data, Size len,
-							off_t offset);
+							off_t offset, Size seen);
 
 /* Allocate size bytes aligned to COMPSPILL_ALIGN in CurrentMemoryContext */
 char *
@@ -332,6 +336,19 @@ CompSpillFileMapReserve(CompSpillFile *file, int64 bytes)
 }
 
 /*
+ * Name the file's direct I/O as EXPLAIN, the log line and the view show
+ * it: on; off (not asked for); fallback (asked for, refused by the file
+ * system, buffered instead).
+ */
+const char *
+CompSpillDirectIOName(const CompSpillStats *st)
+{
+	if (st->dio_active)
+		return "on";
+	return st->dio_fallback ? "fallback" : "off";
+}
+
+/*
  * Switch the file to buffered I/O for good, telling the user once why.
  */
 static void
@@ -351,6 +368,7 @@ compspill_disable_dio(CompSpillFile *file, int saved_errno)
 
 	file->dio = false;
 	file->stats->dio_active = false;
+	file->stats->dio_fallback = true;
 
 	errno = saved_errno;
 	ereport(NOTICE,
@@ -411,17 +429,38 @@ compspill_temp_blocks(int64 before, int64 after)
 /*
  * Do one FileWrite (write) or FileRead of amount bytes at offset, with
  * O_DIRECT set first when it is wanted.  The bytes moved and the time spent
- * go to the spill's figures, and to the executor's buffer usage as temp
+ * go to the spill's figures (for a write, all but its first seen bytes:
+ * those rewrite a partial page written and counted before), and to the executor's buffer usage as temp
  * blocks written or read (and, with track_io_timing, temp I/O time), as
  * BufFile counts them: EXPLAIN (BUFFERS), pg_stat_statements and
- * auto_explain then see compspill's spills as they see native's.  Where
- * the file system refuses direct I/O, switch to buffered I/O and do it
- * again.  Return what FileWrite/FileRead returned, errno as it left it.
+ * auto_explain then see compspill's spills as they see native's.
+ *
+ * Under direct I/O, EINVAL means one of two things: the file system
+ * refuses O_DIRECT, or the buffer, offset or length is not aligned.  The
+ * second is a bug here, so alignment is checked first and fails with an
+ * internal error; an EINVAL that remains is the file system's refusal, and
+ * the I/O is done again once, buffered, the file staying buffered for
+ * good (a NOTICE says so, and EXPLAIN shows direct I/O=fallback).
+ * Return what FileWrite/FileRead returned, errno as it left it.
+ *
+ * The refusal is tested by 006_direct_io, with a preloaded shim that fails
+ * direct writes with EINVAL (ext4, xfs and tmpfs since Linux 6.6 all take
+ * O_DIRECT).  The misalignment is not: it cannot be caused from SQL or
+ * from outside the server, since every caller aligns.
  */
 static int
 compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
-				  off_t offset)
+				  off_t offset, Size seen)
 {
+	bool		retried = false;
+
+	if (file->dio &&
+		(((uintptr_t) buf | (uintptr_t) offset | (uintptr_t) amount) &
+		 (COMPSPILL_ALIGN - 1)) != 0)
+		elog(ERROR, "misaligned direct %s of temporary file \"%s\": buffer %p, offset %lld, length %zu",
+			 write ? "write" : "read", FilePathName(file->vfd), buf,
+			 (long long) offset, amount);
+
 	for (;;)
 	{
 		instr_time	start;
@@ -446,19 +485,22 @@ compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
 		else
 			INSTR_TIME_ACCUM_DIFF(file->stats->read_time, end, start);
 
-		if (rc < 0 && saved_errno == EINVAL && file->dio)
+		if (rc < 0 && saved_errno == EINVAL && file->dio && !retried)
 		{
-			/* the file system refuses direct I/O: go on buffered */
+			/* aligned, so the file system refuses direct I/O: go buffered */
 			compspill_disable_dio(file, saved_errno);
+			retried = true;
 			continue;
 		}
 
 		if (rc > 0 && write)
 		{
+			int64		fresh = rc - (int64) Min(seen, (Size) rc);
+
 			pgBufferUsage.temp_blks_written +=
 				compspill_temp_blocks(file->stats->bytes_written,
-									  file->stats->bytes_written + rc);
-			file->stats->bytes_written += rc;
+									  file->stats->bytes_written + fresh);
+			file->stats->bytes_written += fresh;
 			if (track_io_timing)
 				INSTR_TIME_ACCUM_DIFF(pgBufferUsage.temp_blk_write_time,
 									  end, start);
@@ -481,10 +523,12 @@ compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
 
 /*
  * Write len bytes at the file offset offset, in chunks FileWrite can take;
- * all three are aligned so that O_DIRECT accepts them.
+ * all three are aligned so that O_DIRECT accepts them.  The first seen
+ * bytes were written and counted before (see compspill_file_io).
  */
 static void
-compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
+compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
+				Size seen)
 {
 	Size		done = 0;
 
@@ -498,7 +542,8 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset)
 		int			rc;
 
 		rc = compspill_file_io(file, true, data + done, amount,
-							   offset + (off_t) done);
+							   offset + (off_t) done,
+							   seen > done ? seen - done : 0);
 		if (rc <= 0)
 		{
 			if (rc == 0 || errno == 0)
@@ -653,6 +698,7 @@ compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
 {
 	Size		esize = file->extent_size;
 	Size		done = 0;
+	Size		seen;
 
 	while (done < len)
 	{
@@ -675,9 +721,15 @@ compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
 			amount += Min(len - done - amount, esize);
 		}
 
-		compspill_write(file, data + done, amount, phys);
+		/* the part a flush wrote before, counted then (a partial page) */
+		if (file->written_upto > lpos)
+			seen = Min((Size) (file->written_upto - lpos), amount);
+		else
+			seen = 0;
+		compspill_write(file, data + done, amount, phys, seen);
 		done += amount;
 	}
+	file->written_upto = Max(file->written_upto, loff + (off_t) len);
 }
 
 /*
@@ -693,6 +745,7 @@ CompSpillFileBeginStream(CompSpillFile *file, CompSpillExtents *ext)
 	memset(ext, 0, sizeof(CompSpillExtents));
 	file->cur = ext;
 	file->buf_offset = 0;
+	file->written_upto = 0;
 
 	if (unlikely(file->buf == NULL))
 	{
@@ -827,7 +880,9 @@ CompSpillFileStreamLength(CompSpillFile *file)
  * last page zero-padded, so that a reader can read every committed byte
  * while the stream goes on growing (a store read back as it is written).
  * The partial page stays buffered and is written again, completed, later;
- * the committed bytes in it do not change.  Return the stream's length.
+ * the committed bytes in it do not change, and only what the later write
+ * adds past this one counts as written (bytes_written, temp blocks).
+ * Return the stream's length.
  */
 off_t
 CompSpillFileFlush(CompSpillFile *file)
@@ -935,7 +990,7 @@ CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 			amount = Min(len - done, amount + esize);
 		}
 
-		rc = compspill_file_io(file, false, buf + done, amount, phys);
+		rc = compspill_file_io(file, false, buf + done, amount, phys, 0);
 		if (rc < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),

@@ -7,6 +7,9 @@
 # above it) and its descriptor's flags are read from /proc/<pid>/fdinfo.
 # On a file system that refuses O_DIRECT the sort must say so with a NOTICE
 # and go on buffered; the test checks whichever happened, and the rows.
+# Then a shim preloaded into the server (refuse_dio.c) refuses every
+# direct write with EINVAL, as some file systems do: the write is done
+# again buffered, and EXPLAIN says direct I/O=fallback.
 
 use strict;
 use warnings;
@@ -93,6 +96,62 @@ foreach my $dio ('on', 'off')
 	}
 }
 
+# EXPLAIN names what happened: direct I/O=on, or, where the file system
+# refused O_DIRECT (the NOTICE), fallback; off only when not asked for
+my ($erc, $explain, $eerr) = $node->psql('postgres',
+	"$spill; SET compspill.enable_dio = on; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+is($erc, 0, 'EXPLAIN ANALYZE of the sort with enable_dio = on succeeds');
+if ($eerr =~ /direct I\/O is not available/)
+{
+	like($explain, qr/direct I\/O=fallback/,
+		'refused by the file system: EXPLAIN shows direct I/O=fallback');
+}
+else
+{
+	like($explain, qr/direct I\/O=on/, 'EXPLAIN shows direct I/O=on');
+}
+($erc, $explain) = $node->psql('postgres',
+	"$spill; SET compspill.enable_dio = off; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+like($explain, qr/direct I\/O=off/, 'with enable_dio = off: direct I/O=off');
+
 $holder->quit;
+
+# A file system that takes O_DIRECT on the descriptor but refuses direct
+# writes with EINVAL (test/t/refuse_dio.c, preloaded into the server): the
+# aligned write is done again, once, buffered, with the NOTICE, the rows
+# come out, and EXPLAIN says direct I/O=fallback.
+my $shim = PostgreSQL::Test::Utils::tempdir() . '/refuse_dio.so';
+my $cc = $ENV{CC} // 'cc';
+SKIP:
+{
+	skip 'no C compiler for the refuse_dio.c shim', 5
+	  if system($cc, '-shared', '-fPIC', '-o', $shim,
+		"$FindBin::RealBin/refuse_dio.c", '-ldl') != 0;
+
+	$node->stop;
+	{
+		local $ENV{LD_PRELOAD} = $shim;
+		$node->start;
+	}
+	my ($frc, $fout, $ferr) = $node->psql('postgres',
+		"$spill; SET compspill.enable_dio = on; SELECT count(*) FROM ($sorted OFFSET 0) s");
+	is($frc, 0, 'direct writes refused with EINVAL: the sort succeeds');
+	like($fout, qr/^$expected$/m, 'direct writes refused: every row comes out');
+	my @notices = ($ferr =~ /direct I\/O is not available/g);
+	is(scalar(@notices), 1,
+		'direct writes refused: one NOTICE, then buffered for good');
+	like($ferr, qr/The file system refused O_DIRECT: Invalid argument/,
+		'the NOTICE names the refusal');
+	($frc, $fout) = $node->psql('postgres',
+		"$spill; SET compspill.enable_dio = on; SET client_min_messages = warning; "
+		  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+	like($fout, qr/direct I\/O=fallback/,
+		'direct writes refused: EXPLAIN shows direct I/O=fallback');
+	$node->stop;
+	$node->start;
+}
+
 $node->stop;
 done_testing();

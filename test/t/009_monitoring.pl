@@ -7,7 +7,10 @@
 #	  of statements keeps compspill.max_statements, evicting the statements
 #	  that spilled least; the reset empties both; the live view shows a
 #	  sort while it reads its input and while it returns rows, and a
-#	  Material's store, as seen from a second session; without
+#	  Material's store, as seen from a second session, and a backend whose
+#	  spills fail hundreds of times inside BEGIN .. EXCEPTION keeps its
+#	  slots and leaves nothing behind in it; a store flushed for a reader
+#	  while it is written counts its partial pages once; without
 #	  shared_preload_libraries every view says so instead of showing zeros.
 #
 use strict;
@@ -182,7 +185,11 @@ for my $i (1 .. 110)
 }
 $node->safe_psql('postgres', $many);
 my $n = $node->safe_psql('postgres', 'SELECT count(*) FROM compspill_statements');
-ok($n <= 100 && $n >= 90, "the table holds at most 100 statements ($n)");
+ok($n <= 100 && $n >= 81, "the table holds at most 100 statements ($n)");
+ok($n <= 91, "a full table evicts at least ten statements at once ($n)");
+is($node->safe_psql('postgres',
+		"SELECT max_val FROM pg_settings WHERE name = 'compspill.max_statements'"),
+	'1000000', 'compspill.max_statements is at most a million');
 is($node->safe_psql('postgres',
 		'SELECT count(*) FROM compspill_statements WHERE spills = 2'),
 	1, 'the statement that spilled twice was not evicted');
@@ -279,6 +286,54 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
 $holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
 $holder->quit;
 
+# 300 spilling sorts aborted by an error at their first rows out, each
+# caught by BEGIN .. EXCEPTION in one PL/pgSQL loop: the subtransaction's
+# abort resets each spill's memory context, which frees its slot, so the
+# backend never runs out of its few slots and leaves nothing in the view.
+# Half raise their own exception, half fail with a division by zero.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION cs_boom(id int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	IF id % 10 = 0 THEN
+		RAISE EXCEPTION 'boom at %', id;
+	END IF;
+	RETURN id;
+END $$});
+my $looper = $node->background_psql('postgres');
+my $caught = $looper->query_safe(q{
+SET work_mem = '64kB';
+CREATE TEMP TABLE caught (n int);
+DO $$
+DECLARE
+	n int := 0;
+BEGIN
+	FOR i IN 1 .. 300 LOOP
+		BEGIN
+			IF i % 2 = 0 THEN
+				PERFORM cs_boom(id) FROM (SELECT id, txt FROM t WHERE id <= 10000 ORDER BY txt) s;
+			ELSE
+				PERFORM 1 / (id % 10) FROM (SELECT id, txt FROM t WHERE id <= 10000 ORDER BY txt) s;
+			END IF;
+		EXCEPTION WHEN raise_exception OR division_by_zero THEN
+			n := n + 1;
+		END;
+	END LOOP;
+	INSERT INTO caught VALUES (n);
+END $$;
+SELECT n FROM caught;
+});
+is($caught, 300, 'a PL/pgSQL loop catches the errors of 300 spilling sorts');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM compspill_activity'),
+	0, 'after the loop, none of them is left in compspill_activity');
+is($looper->query_safe(q{
+SELECT max(shown) FROM (
+	SELECT CASE WHEN id = 1 THEN
+		(SELECT count(*) FROM compspill_activity WHERE pid = pg_backend_pid())
+	END AS shown
+	FROM (SELECT id, txt FROM t WHERE id <= 10000 ORDER BY txt) s) x;
+}), 1, 'and the same backend still shows its next spill');
+$looper->quit;
+
 # pg_stat_statements sees compspill's spill I/O as it sees native's: temp
 # blocks written and read in BLCKSZ units, as BufFile counts them, and
 # with track_io_timing the time; the same statement natively for scale
@@ -306,6 +361,26 @@ my $native_blk = $node->safe_psql('postgres',
 ok($native_blk - $blk_written > $blk_written,
 	'natively the same statement writes more temp blocks ('
 	  . ($native_blk - $blk_written) . ')');
+
+# A scrollable cursor's Material is read backward while it is still being
+# written: the partial last page is flushed for the reader and written
+# again, completed, later.  It is counted once: the store is one stream
+# that no pass rewrites, so what it wrote is the file's peak exactly.
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+$node->safe_psql('postgres', qq{
+$spill SET compspill.codec = lz4;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a.id, a.txt, b.txt FROM t a JOIN t b USING (id) WHERE a.id <= 30000;
+MOVE FORWARD 5000 IN c; MOVE BACKWARD 3000 IN c; MOVE FORWARD 10000 IN c;
+MOVE BACKWARD 9000 IN c; MOVE FORWARD ALL IN c;
+COMMIT;});
+my ($cur_spills, $cur_written, $cur_peak) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT spills, written_bytes, peak_file_bytes FROM compspill_statements');
+ok($cur_spills >= 1 && $cur_written > 0,
+	"a scrollable cursor's Material spilled ($cur_written bytes written)");
+is($cur_written, $cur_peak,
+	'a partial page written again is counted once: written = the file\'s peak');
 
 $node->stop;
 done_testing();
