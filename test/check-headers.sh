@@ -25,7 +25,7 @@ SOURCES=${COMPSPILL_PG_SOURCES:-$(cd .. && pwd)/shared/pg}
 CACHE=${COMPSPILL_PG_CACHE:-/var/cache/compspill}
 DEST=$CACHE/server-dev-$MAJOR
 
-deb=$(ls "$SOURCES"/postgresql-server-dev-"${MAJOR}"_*.deb 2>/dev/null | head -1)
+deb=$(ls "$SOURCES"/postgresql-server-dev-"${MAJOR}"_*.deb 2>/dev/null | head -1 || true)
 if [ ! -d "$DEST/usr/include/postgresql/$MAJOR/server" ]; then
 	if [ -z "$deb" ]; then
 		echo "check-headers: no postgresql-server-dev-$MAJOR package in $SOURCES" >&2
