@@ -124,6 +124,7 @@ typedef struct CompSpillStats
 	CompSpillCodec codec;		/* codec asked for */
 	bool		dio_requested;	/* compspill.enable_dio at start */
 	bool		dio_active;		/* direct I/O actually in use */
+	bool		dio_refused;	/* the file system refused O_DIRECT */
 	bool		encrypted;		/* frames encrypted with AES-256-GCM */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge

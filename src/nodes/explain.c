@@ -93,6 +93,9 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 
 	ExplainPropertyText("Spill Codec", codec, es);
 	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	/* whether it was asked for, and refused with a NOTICE (not in text) */
+	ExplainPropertyBool("Direct I/O Requested", st->dio_requested, es);
+	ExplainPropertyBool("Direct I/O Refused", st->dio_refused, es);
 	ExplainPropertyText("Spill Encryption",
 						CompSpillEncryptionName(st->encrypted), es);
 	ExplainPropertyInteger("Spill Runs", NULL, st->nruns, es);

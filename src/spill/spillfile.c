@@ -351,6 +351,7 @@ compspill_disable_dio(CompSpillFile *file, int saved_errno)
 
 	file->dio = false;
 	file->stats->dio_active = false;
+	file->stats->dio_refused = true;
 
 	errno = saved_errno;
 	ereport(NOTICE,
