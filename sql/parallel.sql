@@ -54,12 +54,13 @@ SELECT compare_sorted('SELECT g, count(*), sum(v), max(t) FROM par GROUP BY g', 
 RESET enable_hashagg;
 
 -- a merge join in the workers: the inner CompSpill Sort is marked and
--- restored in each worker
+-- restored in each worker (par_small's 50 rows, in memory; par's side and
+-- the final ORDER BY spill)
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
 SET enable_material = off;
 SELECT plan_shape('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id');
-SELECT compare_sorted('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id', 'spill');
+SELECT compare_sorted('SELECT par.id, par_small.name FROM par JOIN par_small ON par.g = par_small.g ORDER BY par.id', 'inner memory, outer spill');
 RESET enable_hashjoin;
 RESET enable_nestloop;
 RESET enable_material;

@@ -28,22 +28,26 @@ SELECT compare_sorted('SELECT g, v, id, count(*) OVER (PARTITION BY g ORDER BY v
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
 SELECT plan_shape('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g');
-SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 50', 'spill');
+-- (pa.v < 50 leaves pa about 200 rows: that side sorts in memory)
+SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 50', 'some spill');
 SELECT compare_rows('SELECT pa.id, pb.id, pa.t, pb.t AS bt FROM pa JOIN pb ON pa.t = ''a'' || substr(pb.t, 2) WHERE pa.id % 3 = 0', 'spill');
 SELECT compare_rows('SELECT pa.id, pb.id FROM pa LEFT JOIN pb ON pa.id = pb.id * 2', 'spill');
 SELECT compare_rows('SELECT pa.id, pb.id FROM pa FULL JOIN pb ON pa.id = pb.id + 10000', 'spill');
-SELECT compare_rows('SELECT pa.id FROM pa WHERE EXISTS (SELECT 1 FROM pb WHERE pb.g = pa.g AND pb.id < 300)', 'spill');
+-- (pb.id < 300 leaves the inner side 299 rows, sorted in memory)
+SELECT compare_rows('SELECT pa.id FROM pa WHERE EXISTS (SELECT 1 FROM pb WHERE pb.g = pa.g AND pb.id < 300)', 'outer spill');
 SELECT compare_rows('SELECT pa.id FROM pa WHERE NOT EXISTS (SELECT 1 FROM pb WHERE pb.id = pa.id)', 'spill');
--- a merge join whose output is then sorted again
-SELECT compare_sorted('SELECT pa.id, pb.id AS bid FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 30 ORDER BY pb.id, pa.id', 'spill');
+-- a merge join whose output is then sorted again (pa.v < 30 leaves pa's
+-- side about 120 rows, sorted in memory)
+SELECT compare_sorted('SELECT pa.id, pb.id AS bid FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 30 ORDER BY pb.id, pa.id', 'some spill');
 -- three-way merge join on the same key
 SELECT compare_rows('SELECT a1.id, a2.id, pb.id FROM pa a1 JOIN pa a2 ON a1.id = a2.id JOIN pb ON pb.id = a1.id', 'spill');
--- with Material disabled, the inner CompSpill Sort is marked and restored
+-- with Material disabled, the inner CompSpill Sort is marked and restored:
+-- that one (the merge join's inner side) must have spilled
 SET enable_material = off;
 SELECT plan_shape('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g');
-SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pb.id % 7 = 0', 'spill');
-SELECT compare_rows('SELECT pa.id, pb.id FROM pa FULL JOIN pb ON pa.id = pb.id + 10000', 'spill');
-SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 50', 'spill');
+SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pb.id % 7 = 0', 'inner spill');
+SELECT compare_rows('SELECT pa.id, pb.id FROM pa FULL JOIN pb ON pa.id = pb.id + 10000', 'inner spill');
+SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 50', 'inner spill');
 RESET enable_material;
 SET work_mem = '4MB';
 SELECT compare_rows('SELECT pa.id, pb.id FROM pa JOIN pb ON pa.g = pb.g AND pa.v < 50', 'memory');
@@ -105,7 +109,8 @@ SELECT compare_sorted('(SELECT id, t FROM pa ORDER BY t, id) UNION ALL (SELECT i
 SELECT plan_shape('SELECT id FROM pb WHERE id < 5 AND g = ANY (ARRAY(SELECT v FROM pa ORDER BY v, id))');
 SELECT compare_sorted('SELECT id, (SELECT string_agg(t, '','') FROM (SELECT t FROM pa ORDER BY t DESC, id) s) FROM pb WHERE id < 3');
 SELECT compare_sorted('SELECT array_length(ARRAY(SELECT v FROM pa ORDER BY v, id), 1), (ARRAY(SELECT v FROM pa ORDER BY v DESC, id))[1:5]');
-SELECT compare_sorted('WITH s AS MATERIALIZED (SELECT id, v FROM pa ORDER BY v, id) SELECT a.id, b.id FROM s a JOIN s b ON a.id = b.v WHERE a.id < 100 ORDER BY a.id, b.id', 'spill');
+-- (the CTE's sort spills; the join's 99 rows sort in memory)
+SELECT compare_sorted('WITH s AS MATERIALIZED (SELECT id, v FROM pa ORDER BY v, id) SELECT a.id, b.id FROM s a JOIN s b ON a.id = b.v WHERE a.id < 100 ORDER BY a.id, b.id', 'some spill');
 SELECT compare_sorted('WITH s AS MATERIALIZED (SELECT id, t FROM pb ORDER BY t, id) SELECT * FROM s', 'spill');
 SELECT compare_sorted('SELECT * FROM (SELECT id, t FROM pb ORDER BY t, id) s WHERE id % 5 = 0', 'spill');
 

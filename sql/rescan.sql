@@ -15,20 +15,23 @@ ANALYZE ro, ri;
 
 SET work_mem = '64kB';
 
+-- (a final ORDER BY over ro sorts its 12 rows in memory: such cases say
+-- 'rescanned spill', the sort run again and again must have spilled)
+
 -- correlated subquery: a SubPlan whose Sort is rescanned with a new $1
 SELECT plan_shape('SELECT id, (SELECT string_agg(t, '','') FROM (SELECT t FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id) s) FROM ro ORDER BY id');
-SELECT compare_sorted('SELECT id, (SELECT md5(string_agg(t, '','')) FROM (SELECT t FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id) s) FROM ro ORDER BY id', 'spill');
-SELECT compare_sorted('SELECT id, (SELECT md5(string_agg(t || v, '','')) FROM (SELECT t, v FROM ri WHERE ri.g = ro.g AND ri.v > ro.id * 500 ORDER BY t DESC, ri.id) s) FROM ro ORDER BY id', 'spill');
+SELECT compare_sorted('SELECT id, (SELECT md5(string_agg(t, '','')) FROM (SELECT t FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id) s) FROM ro ORDER BY id', 'rescanned spill');
+SELECT compare_sorted('SELECT id, (SELECT md5(string_agg(t || v, '','')) FROM (SELECT t, v FROM ri WHERE ri.g = ro.g AND ri.v > ro.id * 500 ORDER BY t DESC, ri.id) s) FROM ro ORDER BY id', 'rescanned spill');
 -- the subquery's result depends on the order only through the first rows
 SELECT compare_sorted('SELECT id, ARRAY(SELECT v FROM ri WHERE ri.g = ro.g ORDER BY v DESC, ri.id) AS vs FROM ro ORDER BY id', 'spill');
 
 -- a partial read, then a rescan with a new parameter: the subquery stops
 -- at its first row (the filter keeps the Limit from bounding the Sort)
 SELECT plan_shape('SELECT id, (SELECT v FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id OFFSET 0) s WHERE rid % 97 = ro.id LIMIT 1) FROM ro');
-SELECT compare_sorted('SELECT id, (SELECT v FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id OFFSET 0) s WHERE rid % 97 = ro.id LIMIT 1) FROM ro ORDER BY id', 'spill');
-SELECT compare_sorted('SELECT id, (SELECT rid FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v DESC, ri.id OFFSET 0) s WHERE rid % 1000 = ro.id * 10 LIMIT 1) FROM ro ORDER BY id', 'spill');
+SELECT compare_sorted('SELECT id, (SELECT v FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id OFFSET 0) s WHERE rid % 97 = ro.id LIMIT 1) FROM ro ORDER BY id', 'rescanned spill');
+SELECT compare_sorted('SELECT id, (SELECT rid FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v DESC, ri.id OFFSET 0) s WHERE rid % 1000 = ro.id * 10 LIMIT 1) FROM ro ORDER BY id', 'rescanned spill');
 -- EXISTS stops after one row as well
-SELECT compare_sorted('SELECT id FROM ro WHERE EXISTS (SELECT 1 FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v OFFSET 0) s WHERE s.rid % 5000 = ro.id) ORDER BY id', 'spill');
+SELECT compare_sorted('SELECT id FROM ro WHERE EXISTS (SELECT 1 FROM (SELECT v, ri.id AS rid FROM ri WHERE ri.g = ro.g ORDER BY v OFFSET 0) s WHERE s.rid % 5000 = ro.id) ORDER BY id', 'rescanned spill');
 
 -- LATERAL: the Sort inside is rescanned for every outer row
 SELECT plan_shape('SELECT ro.id, l.* FROM ro, LATERAL (SELECT ri.id AS rid, v FROM ri WHERE ri.g = ro.g ORDER BY v, ri.id) l');
@@ -48,11 +51,13 @@ SELECT plan_shape('SELECT ro.id, s.rid FROM ro LEFT JOIN (SELECT ri.id AS rid, v
 SELECT compare_sorted('SELECT ro.id, s.rid FROM ro LEFT JOIN (SELECT ri.id AS rid, v FROM ri ORDER BY v, ri.id) s ON s.v % 12 = ro.id - 1', 'spill');
 SELECT compare_sorted('SELECT ro.id, s.* FROM ro LEFT JOIN (SELECT * FROM ri ORDER BY t DESC, id) s ON s.id % 1000 = ro.id', 'spill');
 -- rescanned after a partial read (a semi join stops at the first match)
-SELECT compare_sorted('SELECT ro.id FROM ro WHERE EXISTS (SELECT 1 FROM (SELECT ri.id AS rid, v FROM ri ORDER BY v, ri.id OFFSET 0) s WHERE s.v = ro.id * 700) ORDER BY ro.id', 'spill');
+-- (the planner makes it an inner join of ro with ri's rows made unique:
+-- those sorts, below the Unique, run once, and spill)
+SELECT compare_sorted('SELECT ro.id FROM ro WHERE EXISTS (SELECT 1 FROM (SELECT ri.id AS rid, v FROM ri ORDER BY v, ri.id OFFSET 0) s WHERE s.v = ro.id * 700) ORDER BY ro.id', 'outer spill');
 -- an uncorrelated SubPlan that is not hashed is rescanned for every row
 SELECT plan_shape('SELECT id FROM ro WHERE id * 800 NOT IN (SELECT v FROM ri ORDER BY v DESC)');
-SELECT compare_sorted('SELECT id FROM ro WHERE id * 800 NOT IN (SELECT v FROM ri ORDER BY v DESC) ORDER BY id', 'spill');
-SELECT compare_sorted('SELECT id, id * 800 > ALL (SELECT v FROM ri ORDER BY v DESC, id) FROM ro ORDER BY id', 'spill');
+SELECT compare_sorted('SELECT id FROM ro WHERE id * 800 NOT IN (SELECT v FROM ri ORDER BY v DESC) ORDER BY id', 'rescanned spill');
+SELECT compare_sorted('SELECT id, id * 800 > ALL (SELECT v FROM ri ORDER BY v DESC, id) FROM ro ORDER BY id', 'rescanned spill');
 SET work_mem = '64MB';
 SELECT compare_sorted('SELECT ro.id, s.rid FROM ro LEFT JOIN (SELECT ri.id AS rid, v FROM ri ORDER BY v, ri.id) s ON s.v % 12 = ro.id - 1', 'memory');
 SET work_mem = '64kB';
@@ -68,7 +73,7 @@ RESET enable_hashjoin;
 RESET enable_material;
 
 -- the recursive part of a recursive CTE is rescanned at each step
-SELECT compare_sorted('WITH RECURSIVE r(n, x) AS (SELECT 1, 0 UNION ALL SELECT n + 1, (SELECT v FROM (SELECT v, id FROM ri ORDER BY v DESC, id OFFSET 0) s WHERE s.id % 100 = r.n LIMIT 1) FROM r WHERE n < 8) SELECT * FROM r ORDER BY n', 'spill');
+SELECT compare_sorted('WITH RECURSIVE r(n, x) AS (SELECT 1, 0 UNION ALL SELECT n + 1, (SELECT v FROM (SELECT v, id FROM ri ORDER BY v DESC, id OFFSET 0) s WHERE s.id % 100 = r.n LIMIT 1) FROM r WHERE n < 8) SELECT * FROM r ORDER BY n', 'rescanned spill');
 
 -- a rescan without EXEC_FLAG_REWIND and without a changed parameter below
 -- the Sort (a nested loop's lateral side, the parameter only in a filter

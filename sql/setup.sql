@@ -82,17 +82,81 @@ RETURNS jsonb LANGUAGE sql AS $f$
     SELECT n FROM cs_nodes(cs_analyze_json(query)) n LIMIT 1
 $f$;
 
--- how the CompSpill Sort nodes of a query ran: 'fallback' if one of them
--- sorted with PostgreSQL's tuplesort instead, 'spill' if one of them wrote
--- compressed runs (only compspill's own path reports a spill codec),
--- 'memory' if all that ran sorted in memory, 'none' if the plan has no
--- executed CompSpill Sort
+-- how one CompSpill node (a Sort, a Material, a CTE Scan) of an analyzed
+-- plan ran: 'fallback' if it used PostgreSQL's tuplesort or tuplestore
+-- instead, 'spill' if it wrote compressed runs (only compspill's own path
+-- reports a spill codec), 'memory' if it kept its rows in memory, NULL if
+-- it never ran
+CREATE FUNCTION cs_node_mode(n jsonb)
+RETURNS text LANGUAGE sql AS $f$
+    SELECT CASE
+        WHEN n ? 'Tuplesort Fallback' OR n ? 'Tuplestore Fallback' THEN 'fallback'
+        WHEN (n->>'Sort Method' LIKE 'external%' OR n->>'Storage' = 'Disk')
+             AND n ? 'Spill Codec' THEN 'spill'
+        WHEN n ? 'Sort Method' OR n->>'Storage' = 'Memory' THEN 'memory'
+        END
+$f$;
+
+-- Whether the nodes of one provider in an analyzed plan ran as expect
+-- says: NULL if they did, else how they ran.  expect is
+--   'spill', 'memory', 'fallback': every node of the kind that ran, ran so
+--       (and at least one ran);
+--   'none': none ran;
+--   'inner spill', 'outer memory', ...: the same, over the nodes that are
+--       their parent's inner (outer) child, "Parent Relationship" in the
+--       plan: the node a case is about, the inner side of a merge join say;
+--   'rescanned spill', ...: the same, over the nodes that ran more than
+--       once ("Actual Loops"), the nodes a rescan case is about;
+--   'some spill', ...: at least one ran so, for plans that legitimately
+--       mix (the caller says why);
+--   several of these, separated by commas ('inner memory, outer spill'):
+--       each must hold.
+-- How they ran is given as the modes of the nodes that ran, outermost
+-- first ('spill/memory'), or 'none', for each part that did not hold.
+CREATE FUNCTION cs_mode_verdict(j jsonb, provider text, expect text)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    part text;
+    m text[];
+    modes text[];
+    ok bool;
+    got text[] := '{}';
+BEGIN
+    FOREACH part IN ARRAY regexp_split_to_array(expect, ',\s*') LOOP
+        m := regexp_match(part, '^(?:(some|inner|outer|rescanned) )?(spill|memory|fallback|none)$');
+        IF m IS NULL THEN
+            RAISE EXCEPTION 'unknown expectation %', part;
+        END IF;
+        SELECT coalesce(array_agg(cs_node_mode(n)) FILTER (WHERE cs_node_mode(n) IS NOT NULL), '{}')
+          INTO modes
+          FROM cs_provider_nodes(j, provider) n
+         WHERE m[1] IS NULL OR m[1] = 'some'
+            OR m[1] IN ('inner', 'outer') AND n->>'Parent Relationship' = initcap(m[1])
+            OR m[1] = 'rescanned' AND (n->>'Actual Loops')::numeric > 1;
+        ok := CASE WHEN m[2] = 'none' THEN cardinality(modes) = 0
+                   WHEN m[1] = 'some' THEN m[2] = ANY (modes)
+                   ELSE cardinality(modes) > 0 AND m[2] = ALL (modes) END;
+        IF NOT ok THEN
+            got := got || (CASE WHEN cardinality(modes) = 0 THEN 'none'
+                                ELSE array_to_string(modes, '/') END
+                           || CASE WHEN m[1] IN ('inner', 'outer', 'rescanned')
+                                   THEN ' (' || m[1] || ')' ELSE '' END);
+        END IF;
+    END LOOP;
+    RETURN nullif(array_to_string(got, ', '), '');
+END
+$f$;
+
+-- how the CompSpill Sort nodes of a statement ran, on a run of its own
+-- (for a statement cs_check cannot wrap, EXECUTE say): 'fallback' if one of
+-- them fell back, 'spill' if one of them spilled, 'memory' if all that ran
+-- sorted in memory, 'none' if the plan has no executed CompSpill Sort
 CREATE FUNCTION cs_spill_mode(query text)
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
-        WHEN bool_or(n ? 'Tuplesort Fallback') THEN 'fallback'
-        WHEN bool_or(n->>'Sort Method' LIKE 'external%' AND n ? 'Spill Codec') THEN 'spill'
-        WHEN count(n->>'Sort Method') > 0 THEN 'memory'
+        WHEN bool_or(cs_node_mode(n) = 'fallback') THEN 'fallback'
+        WHEN bool_or(cs_node_mode(n) = 'spill') THEN 'spill'
+        WHEN bool_or(cs_node_mode(n) = 'memory') THEN 'memory'
         ELSE 'none' END
     FROM cs_nodes(cs_analyze_json(query)) n
 $f$;
@@ -110,17 +174,17 @@ RETURNS SETOF jsonb LANGUAGE sql AS $f$
     SELECT cs_provider_nodes(j, 'CompSpill Material')
 $f$;
 
--- how the stores of a query's CompSpill Material or CTE Scan nodes kept
--- their rows (with compspill.enabled as asked when the query runs):
--- 'fallback' if one of them used PostgreSQL's tuplestore, 'spill' if one
--- of them wrote a compressed run, 'memory' if all that kept rows kept them
--- in memory, 'none' if none kept rows
+-- how the stores of a statement's CompSpill Material or CTE Scan nodes
+-- kept their rows (with compspill.enabled as asked when it runs), on a run
+-- of its own: 'fallback' if one of them used PostgreSQL's tuplestore,
+-- 'spill' if one of them wrote a compressed run, 'memory' if all that kept
+-- rows kept them in memory, 'none' if none kept rows
 CREATE FUNCTION cs_store_mode(query text, provider text, enabled bool DEFAULT true)
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
-        WHEN bool_or(n ? 'Tuplestore Fallback') THEN 'fallback'
-        WHEN bool_or(n->>'Storage' = 'Disk' AND n ? 'Spill Codec') THEN 'spill'
-        WHEN bool_or(n->>'Storage' = 'Memory') THEN 'memory'
+        WHEN bool_or(cs_node_mode(n) = 'fallback') THEN 'fallback'
+        WHEN bool_or(cs_node_mode(n) = 'spill') THEN 'spill'
+        WHEN bool_or(cs_node_mode(n) = 'memory') THEN 'memory'
         ELSE 'none' END
     FROM cs_provider_nodes(cs_analyze_json(query, 'COSTS OFF, TIMING OFF, SUMMARY OFF', enabled), provider) n
 $f$;
@@ -172,14 +236,39 @@ RETURNS text LANGUAGE sql AS $f$
     FROM pg_backend_memory_contexts
 $f$;
 
--- one digest of a query's output, with compspill.enabled as asked.
+-- the digest of a query's output, as an expression over its rows (called
+-- cs_row, in "FROM (query) cs_row"):
 --   ordered:  row count + md5 of the rows in output order
---   multiset: row count + md5 of the rows sorted by their text (order ignored)
---   keys:     row count + md5 of "keys" (an expression over the output row,
---             which is called cs_row)
---             in output order + md5 of the multiset of rows; for ORDER BY
+--   multiset: row count + the sums of the two halves of each row's md5
+--             (order ignored)
+--   keys:     row count + md5 of "keys" (an expression over the output row)
+--             in output order + the multiset sums of the rows; for ORDER BY
 --             lists that are not a total order (equal keys may come out in
 --             any order, since a sort is not stable)
+-- No digest sorts: a sort of its own (string_agg's ORDER BY, presorted on
+-- 16 and later) would be a CompSpill Sort in the plan cs_check reads.
+CREATE FUNCTION cs_digest_expr(mode text, keys text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    multiset text := $e$coalesce(sum(('x' || substr(md5(cs_row::text), 1, 16))::bit(64)::bigint)
+                || '+' || sum(('x' || substr(md5(cs_row::text), 17, 16))::bit(64)::bigint), '-')$e$;
+BEGIN
+    IF mode = 'ordered' THEN
+        RETURN $e$count(*) || ' rows, md5 ' ||
+                coalesce(md5(string_agg(cs_row::text, E'\n')), '-')$e$;
+    ELSIF mode = 'multiset' THEN
+        RETURN $e$count(*) || ' rows, multiset ' || $e$ || multiset;
+    ELSIF mode = 'keys' THEN
+        RETURN format($e$count(*) || ' rows, keys md5 ' ||
+                coalesce(md5(string_agg((%s)::text, E'\n')), '-') || ', rows ' || $e$, keys)
+               || multiset;
+    END IF;
+    RAISE EXCEPTION 'unknown digest mode %', mode;
+END
+$f$;
+
+-- one digest of a query's output (cs_digest_expr), with compspill.enabled
+-- as asked
 CREATE FUNCTION cs_digest(query text, enabled bool, mode text DEFAULT 'ordered',
                           keys text DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $f$
@@ -188,24 +277,40 @@ DECLARE
     old text := current_setting('compspill.enabled');
 BEGIN
     PERFORM set_config('compspill.enabled', enabled::text, true);
-    IF mode = 'ordered' THEN
-        EXECUTE format($q$SELECT count(*) || ' rows, md5 ' ||
-                coalesce(md5(string_agg(cs_row::text, E'\n')), '-')
-                FROM (%s) cs_row$q$, query) INTO d;
-    ELSIF mode = 'multiset' THEN
-        EXECUTE format($q$SELECT count(*) || ' rows, md5 ' ||
-                coalesce(md5(string_agg(cs_row::text, E'\n' ORDER BY cs_row::text COLLATE "C")), '-')
-                FROM (%s) cs_row$q$, query) INTO d;
-    ELSIF mode = 'keys' THEN
-        EXECUTE format($q$SELECT count(*) || ' rows, keys md5 ' ||
-                coalesce(md5(string_agg((%s)::text, E'\n')), '-') || ', rows md5 ' ||
-                coalesce(md5(string_agg(cs_row::text, E'\n' ORDER BY cs_row::text COLLATE "C")), '-')
-                FROM (%s) cs_row$q$, keys, query) INTO d;
-    ELSE
-        RAISE EXCEPTION 'unknown digest mode %', mode;
-    END IF;
+    EXECUTE format('SELECT %s FROM (%s) cs_row', cs_digest_expr(mode, keys), query) INTO d;
     PERFORM set_config('compspill.enabled', old, true);
     RETURN d;
+END
+$f$;
+
+-- The digest of a query's output with compspill on, and the analyzed plan
+-- of the very run that made it: the digest query runs under EXPLAIN
+-- (ANALYZE, FORMAT JSON) and hands its digest out through a placeholder
+-- setting, cs_test.digest, set in the same statement.  set_config is
+-- parallel unsafe, so a query planned parallel would lose its Gather that
+-- way: such a query runs twice, the digest, then EXPLAIN ANALYZE of the
+-- same digest query (the same plan, a second run).
+CREATE FUNCTION cs_digest_analyzed(query text, mode text, keys text,
+                                   OUT digest text, OUT plan jsonb)
+LANGUAGE plpgsql AS $f$
+DECLARE
+    old text := current_setting('compspill.enabled');
+    dq text := format('SELECT %s FROM (%s) cs_row', cs_digest_expr(mode, keys), query);
+    j json;
+BEGIN
+    PERFORM set_config('compspill.enabled', 'on', true);
+    IF position('Gather' IN cs_plan(dq)) > 0 THEN
+        EXECUTE dq INTO digest;
+        EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || dq INTO j;
+    ELSE
+        PERFORM set_config('cs_test.digest', '', true);
+        EXECUTE format('EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+                       'SELECT set_config(%L, %s, true) FROM (%s) cs_row',
+                       'cs_test.digest', cs_digest_expr(mode, keys), query) INTO j;
+        digest := nullif(current_setting('cs_test.digest'), '');
+    END IF;
+    plan := j::jsonb;
+    PERFORM set_config('compspill.enabled', old, true);
 END
 $f$;
 
@@ -279,15 +384,16 @@ $f$;
 --   * native and compspill outputs differ (both digests are shown)
 --   * EXPLAIN (VERBOSE) of the plan prints other than native's (vb_same)
 --   * compspill raised an error
---   * expect = 'spill' / 'memory' and the nodes did not run that way
---     (cs_spill_mode for sorts, cs_store_mode for the store nodes)
+--   * with expect, the nodes of the kind did not run as it says
+--     (cs_mode_verdict: 'spill', 'memory', 'inner spill', 'some spill' ...),
+--     read from the plan of the run whose output was compared
 CREATE FUNCTION cs_check(query text, expect text DEFAULT NULL,
                          mode text DEFAULT 'ordered', keys text DEFAULT NULL,
                          node text DEFAULT 'CompSpill Sort')
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     native text;
-    comp text;
+    comp record;
     how text;
 BEGIN
     IF position(node IN cs_plan(query)) = 0 THEN
@@ -295,21 +401,20 @@ BEGIN
     END IF;
     native := cs_digest(query, false, mode, keys);
     BEGIN
-        comp := cs_digest(query, true, mode, keys);
+        comp := cs_digest_analyzed(query, mode, keys);
     EXCEPTION WHEN OTHERS THEN
         RETURN 'compspill failed: ' || SQLERRM;
     END;
-    IF native IS DISTINCT FROM comp THEN
-        RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
+    IF native IS DISTINCT FROM comp.digest THEN
+        RETURN 'MISMATCH native: ' || native || ' / compspill: ' || coalesce(comp.digest, 'none');
     END IF;
     how := vb_same(query);
     IF how <> 'same' THEN
         RETURN 'results equal, but EXPLAIN VERBOSE: ' || how;
     END IF;
     IF expect IS NOT NULL THEN
-        how := CASE WHEN node = 'CompSpill Sort' THEN cs_spill_mode(query)
-                    ELSE cs_store_mode(query, node) END;
-        IF how <> expect THEN
+        how := cs_mode_verdict(comp.plan, node, expect);
+        IF how IS NOT NULL THEN
             RETURN 'results equal, but expected ' || expect || ', got ' || how;
         END IF;
     END IF;

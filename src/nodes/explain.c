@@ -93,6 +93,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 
 	ExplainPropertyText("Spill Codec", codec, es);
 	ExplainPropertyBool("Direct I/O", st->dio_active, es);
+	/* whether it was asked for, and refused (then buffered, with a NOTICE) */
+	ExplainPropertyBool("Direct I/O Requested", st->dio_requested, es);
 	ExplainPropertyBool("Direct I/O Fallback", st->dio_fallback, es);
 	ExplainPropertyText("Spill Encryption",
 						CompSpillEncryptionName(st->encrypted), es);

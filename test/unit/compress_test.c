@@ -6,7 +6,10 @@
  *
  * Checks that one compressor compresses and decompresses blocks with none,
  * lz4 and zstd in any order, creating each codec's state only when first
- * used; that the memory-context reset callback frees the zstd contexts;
+ * used; that the memory-context reset callback frees the zstd contexts,
+each once however often it runs; that a compressor never asked for zstd
+makes no zstd context (libzstd's context makers and freers are wrapped at
+link time, -Wl,--wrap, to count them);
  * that a block which does not fit or does not shrink gives 0; and that
  * auto is refused as a codec to compress with or to decompress.  The few
  * backend functions compress.c calls are stubbed below; an ereport or elog
@@ -24,6 +27,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <zstd.h>
 
 #include "codec/compress.h"
 #include "compspill.h"
@@ -46,6 +51,87 @@ MemoryContextRegisterResetCallback(MemoryContext context,
 {
 	(void) context;
 	registered_cb = cb;
+}
+
+/* ----------------------------------------------------------------
+ * zstd contexts, counted: compress.c's calls reach these wrappers (the
+ * Makefile links with -Wl,--wrap=ZSTD_createCCtx and the others), which
+ * keep the live contexts and refuse to free one that is not live, so that a
+ * double free is counted instead of crashing the test
+ * ----------------------------------------------------------------
+ */
+#define MAX_LIVE_CONTEXTS 16
+
+extern ZSTD_CCtx *__real_ZSTD_createCCtx(void);
+extern size_t __real_ZSTD_freeCCtx(ZSTD_CCtx *cctx);
+extern ZSTD_DCtx *__real_ZSTD_createDCtx(void);
+extern size_t __real_ZSTD_freeDCtx(ZSTD_DCtx *dctx);
+extern ZSTD_CCtx *__wrap_ZSTD_createCCtx(void);
+extern size_t __wrap_ZSTD_freeCCtx(ZSTD_CCtx *cctx);
+extern ZSTD_DCtx *__wrap_ZSTD_createDCtx(void);
+extern size_t __wrap_ZSTD_freeDCtx(ZSTD_DCtx *dctx);
+
+static void *live_contexts[MAX_LIVE_CONTEXTS];
+static int	zstd_created = 0;	/* contexts made */
+static int	zstd_freed = 0;		/* contexts freed */
+static int	zstd_bad_frees = 0; /* frees of a context not live */
+
+/* Note a context made */
+static void *
+context_made(void *ctx)
+{
+	if (ctx == NULL)
+		return NULL;
+	zstd_created++;
+	for (int i = 0; i < MAX_LIVE_CONTEXTS; i++)
+		if (live_contexts[i] == NULL)
+		{
+			live_contexts[i] = ctx;
+			return ctx;
+		}
+	printf("FAIL: more than %d live zstd contexts\n", MAX_LIVE_CONTEXTS);
+	exit(1);
+}
+
+/* Say whether ctx may be freed (it is live), forgetting it if so */
+static bool
+context_freeable(void *ctx)
+{
+	if (ctx == NULL)
+		return false;			/* freeing NULL is allowed and does nothing */
+	for (int i = 0; i < MAX_LIVE_CONTEXTS; i++)
+		if (live_contexts[i] == ctx)
+		{
+			live_contexts[i] = NULL;
+			zstd_freed++;
+			return true;
+		}
+	zstd_bad_frees++;
+	return false;
+}
+
+ZSTD_CCtx *
+__wrap_ZSTD_createCCtx(void)
+{
+	return context_made(__real_ZSTD_createCCtx());
+}
+
+size_t
+__wrap_ZSTD_freeCCtx(ZSTD_CCtx *cctx)
+{
+	return context_freeable(cctx) ? __real_ZSTD_freeCCtx(cctx) : 0;
+}
+
+ZSTD_DCtx *
+__wrap_ZSTD_createDCtx(void)
+{
+	return context_made(__real_ZSTD_createDCtx());
+}
+
+size_t
+__wrap_ZSTD_freeDCtx(ZSTD_DCtx *dctx)
+{
+	return context_freeable(dctx) ? __real_ZSTD_freeDCtx(dctx) : 0;
 }
 
 /* ----------------------------------------------------------------
@@ -172,18 +258,37 @@ main(void)
 							   &detail) && detail != NULL,
 		  "a block claiming auto does not decompress");
 
-	/* the reset callback frees the zstd contexts, and may run once only */
+	/* zstd was used both ways: one compression and one decompression context */
+	check(zstd_created == 2 && zstd_freed == 0,
+		  "one zstd context each way, kept for the compressor");
+
+	/* the reset callback frees the zstd contexts, each once however often it runs */
 	registered_cb->func(registered_cb->arg);
+	check(zstd_freed == 2 && zstd_bad_frees == 0,
+		  "reset callback frees both zstd contexts");
 	registered_cb->func(registered_cb->arg);
-	check(true, "reset callback runs twice without a double free");
+	check(zstd_freed == 2 && zstd_bad_frees == 0,
+		  "reset callback run again frees nothing twice");
 
 	/* lazily: a compressor never asked for zstd makes no zstd context */
 	registered_cb = NULL;
+	zstd_created = zstd_freed = zstd_bad_frees = 0;
 	comp = CompSpillCompressorCreate(1);
+	check(zstd_created == 0, "a new compressor makes no zstd context");
 	fill_text(src, len, 5);
-	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst,
-							2 * len) > 0, "lz4 alone works");
+	{
+		Size		clen = CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len,
+											 dst, 2 * len);
+
+		check(clen > 0, "lz4 alone works");
+		check(CompSpillDecompress(comp, COMPSPILL_CODEC_LZ4, dst, clen, back,
+								  len, &detail) &&
+			  memcmp(src, back, len) == 0, "lz4 alone round-trips");
+	}
+	check(zstd_created == 0, "lz4 alone makes no zstd context");
 	registered_cb->func(registered_cb->arg);
+	check(zstd_freed == 0 && zstd_bad_frees == 0,
+		  "nothing to free for lz4 alone");
 
 	/* zstd clamps a level beyond its range rather than failing */
 	registered_cb = NULL;
