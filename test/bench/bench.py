@@ -10,6 +10,9 @@ matplotlib for the chart if it is installed):
                         [--keep] [--no-check] [--slow-disk MBPS[,MBPS...]]
                         [--chart PATH.png] [--no-compspill] ...
 
+    # against PostgreSQL 18 (built by test/build-pg.sh), data kept per server:
+    test/bench/bench.py --pg-config /var/cache/compspill/postgresql-18.6/bin/pg_config \\
+        --keep --workdir /var/tmp/compspill-bench-18 --port 5492 --ref HEAD ...
     # quick end-to-end check (about 6 minutes):
     test/bench/bench.py --scales 0.1 --reps 1 --work-mem 4MB,64MB
     # the README's page-cache table (~2-2.5 h; see README.md):
@@ -23,10 +26,14 @@ matplotlib for the chart if it is installed):
         --configs native,auto,lz4,zstd1,none --check-mode hash --check-work-mem first --keep
 
 What it does:
-  1. `make -C <repo> install` (skip with --no-install; --ref COMMIT builds a
-     `git archive` of that commit instead of the work tree), then initdb + pg_ctl
-     start of a throwaway cluster (user postgres, unix socket only, in a temp
-     dir, shared_preload_libraries=compspill); stopped and removed at exit.
+  1. `make -C <repo> install PG_CONFIG=<--pg-config> DESTDIR=<private dir>`
+     (skip with --no-install; --ref COMMIT builds a `git archive` of that
+     commit instead of the work tree; the cluster loads the private install
+     through dynamic_library_path, the server's own compspill.so is left
+     alone), then initdb + pg_ctl start, with the binaries of --pg-config's
+     server (15, 18, ...), of a throwaway cluster (user postgres, unix socket
+     only, in a temp dir, shared_preload_libraries=compspill); stopped and
+     removed at exit.
      With --keep the cluster lives in --workdir (default
      /var/tmp/compspill-bench) and is reused, with its data, on later runs.
   2. For each scale of --scales, in a database of its own (bench_s<scale>),
@@ -362,9 +369,12 @@ class Cluster:
             log("reusing cluster in %s" % self.datadir)
             return
         log("initdb %s" % self.datadir)
+        # 18's initdb turns data checksums on by default; 15's cluster has
+        # none, so versions are compared on the same kind of cluster
+        extra = ["--no-data-checksums"] if pg_major(self.args.pg_config) >= 18 else []
         run(self.as_owner([self.bin("initdb"), "-D", self.datadir, "-U", "postgres",
                            "-A", "trust", "-E", "UTF8", "--locale=" + self.args.locale,
-                           "--no-sync"]))
+                           "--no-sync"] + extra))
         with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
             f.write("\ninclude_if_exists = 'bench.conf'\n")
 
@@ -388,6 +398,9 @@ class Cluster:
         }
         if preload:
             conf["shared_preload_libraries"] = "'compspill'"
+            if getattr(self.args, "lib_dir", None):
+                # the private install of install(), before the server's own
+                conf["dynamic_library_path"] = "'%s:$libdir'" % self.args.lib_dir
         conf_path = os.path.join(self.datadir, "bench.conf")
         write_file(conf_path, "".join("%s = %s\n" % kv for kv in conf.items()))
         if self.root:
@@ -668,7 +681,7 @@ def parse_status(text):
 
 def parse_trace(text):
     """Runs and merge passes of the native tuplesorts of a run, from
-    trace_sort's LOG messages (PostgreSQL 15's tuplesort.c: one "finished
+    trace_sort's LOG messages (PostgreSQL 15-18 tuplesort.c: one "finished
     writing run" per initial run, one "starting merge pass" per merge pass,
     the final on-the-fly merge included)."""
     runs = len(re.findall(r"finished writing run \d+ to tape", text))
@@ -712,9 +725,12 @@ def summarize_explain(doc):
 
     Temp Written Blocks is cumulative up the tree, so the top node's is what
     every native tuplesort of the plan wrote (compspill's tuplesort fallback
-    included); compspill's own spill files are not counted there but in its
-    nodes' Bytes Written (kB: EXPLAIN's JSON drops the unit, src/nodes/sortnode.c
-    has it)."""
+    included). compspill's own spill files are in its nodes' Bytes Written
+    (kB: EXPLAIN's JSON drops the unit, src/nodes/explain.c has it); since
+    3dc5457 compspill also counts them as temp blocks, so they are in Temp
+    Written Blocks already. A node's Bytes Written is added only where its
+    own temp blocks (its Temp Written Blocks less its children's) do not
+    hold them, as with a compspill built before that."""
     top = doc[0]
     plan = top["Plan"]
     res = {"exec_ms": top.get("Execution Time"), "rows": plan.get("Actual Rows"),
@@ -739,6 +755,9 @@ def summarize_explain(doc):
                     if re.search(field, k, re.I) and num(v) is not None:
                         node[key] = v
             if node:
+                own = (n.get("Temp Written Blocks", 0) or 0) - sum(
+                    (c.get("Temp Written Blocks", 0) or 0) for c in n.get("Plans", []))
+                node["own_temp_written"] = own * 8192
                 res["cs_nodes"].append(node)
     nodes = res["cs_nodes"]
 
@@ -754,7 +773,9 @@ def summarize_explain(doc):
                   if n.get("cs_ratio") and n.get("cs_in") is not None]
     res["cs_ratio"] = (total("cs_in") / sum(runs_bytes)) if runs_bytes and sum(runs_bytes) \
         else None
-    res["spill_bytes"] = res["temp_written_bytes"] + (res["cs_written_bytes"] or 0)
+    res["spill_bytes"] = res["temp_written_bytes"] + sum(
+        max(0, n["cs_written"] * 1024 - n["own_temp_written"])
+        for n in nodes if "cs_written" in n)
     return res
 
 
@@ -1043,8 +1064,10 @@ def report(runs, checks, args, meta):
     summ = summarize(runs)
     out = []
     scales = ", ".join(fmt_scale(s) for s in args.scales)
-    out.append("compspill benchmark: scale %s, work_mem %s, %d interleaved repetition(s), "
-               "medians; %s." % (scales, ", ".join(args.work_mem), args.reps,
+    version = meta.get("server_version")
+    out.append("compspill benchmark%s: scale %s, work_mem %s, %d interleaved repetition(s), "
+               "medians; %s." % (" on PostgreSQL %s" % version if version else "",
+                                 scales, ", ".join(args.work_mem), args.reps,
                                  ", ".join(disk_name(d) for d in (args.slow_disk or [0]))))
     out.append("")
     out.append("Command: `%s`" % meta.get("command", "?"))
@@ -1057,7 +1080,8 @@ def report(runs, checks, args, meta):
                 for t, v in tabs.items())))
     out.append("")
     for env in envs_of(args):
-        out.append("### scale %s, %s" % (fmt_scale(env[0]), disk_name(env[1])))
+        out.append("### %sscale %s, %s" % ("PostgreSQL %s, " % version if version else "",
+                                            fmt_scale(env[0]), disk_name(env[1])))
         out.append("")
         out.append("| query | work_mem | config | wall s | wall vs native | written MiB "
                    "| written vs native | temp_bytes MiB | peak RSS MiB | RSS vs native MiB "
@@ -1102,10 +1126,11 @@ def report(runs, checks, args, meta):
         "backend at the end of its session (the session's high-water mark of resident memory: "
         "private memory plus the shared buffers and files it touched), RSS vs native = the "
         "difference of the medians; spill per EXPLAIN = native sorts' Temp Written Blocks x "
-        "8 kB (every merge pass, compspill's tuplesort fallback included) + compspill nodes' "
-        "Bytes Written; runs / passes = sorted runs / merge passes (the final merge included): "
+        "8 kB (every merge pass, compspill's tuplesort fallback included, and compspill's own "
+        "spill, which it counts as temp blocks; a compspill that does not: + its nodes' Bytes "
+        "Written); runs / passes = sorted runs / merge passes (the final merge included): "
         "compspill's from its EXPLAIN, native tuplesort's (\"ts\" when a plan has both) counted "
-        "from trace_sort's LOG messages (PostgreSQL 15: \"finished writing run\", \"starting "
+        "from trace_sort's LOG messages (PostgreSQL 15-18: \"finished writing run\", \"starting "
         "merge pass\"); comp. ratio = compspill's bytes before encoding / bytes of its runs; "
         "disk read / written (slow disk only) = the loop device's own counters over the run; "
         "result = md5 of the output in a total order (per row: %s), once per scale, query, "
@@ -1412,7 +1437,27 @@ def parse_args(argv=None):
     a.configs.insert(0, NATIVE)
     for c in a.configs:
         parse_config(c)
+    a.pg_config = resolve_pg_config(a.pg_config)
     return a
+
+
+def resolve_pg_config(path):
+    """--pg-config as the server's own pg_config (<bindir>/pg_config), so
+    that make, initdb, pg_ctl and psql all use one server: a bare
+    "pg_config" on Debian is a wrapper that runs the newest installed one."""
+    try:
+        bindir = run([path, "--bindir"]).stdout.strip()
+    except (OSError, RuntimeError) as e:
+        raise SystemExit("--pg-config %s: %s" % (path, e))
+    own = os.path.join(bindir, "pg_config")
+    return own if os.access(own, os.X_OK) else path
+
+
+def pg_major(pg_config):
+    """The major version of the server of pg_config (15, 18, ...)."""
+    v = run([pg_config, "--version"]).stdout.strip()     # "PostgreSQL 18.6"
+    m = re.search(r"(\d+)", v)
+    return int(m.group(1)) if m else 0
 
 
 def load_args(d):
@@ -1558,6 +1603,9 @@ def main():
         cluster.init()
         cluster.start(preload=have_compspill)
         cluster.wait_ready()
+        meta["server_version"] = cluster.psql("SHOW server_version").stdout.strip()
+        meta["pg_config"] = args.pg_config
+        log("server: PostgreSQL %s (%s)" % (meta["server_version"], args.pg_config))
         bench = Bench(args, cluster, have_compspill)
         if have_compspill:
             v = cluster.psql("SELECT current_setting('compspill.enabled', true)").stdout.strip()
@@ -1646,19 +1694,36 @@ def install(args, have_compspill):
         p = run(["git", "-C", args.repo, "describe", "--always", "--dirty"], check=False)
         if p.returncode == 0:
             note = "  (compspill work tree %s)" % p.stdout.strip()
-    if not args.no_install:
-        log("make -C %s install" % build_dir)
-        run(["make", "-s", "-C", build_dir, "install"])
     pkglib = run([args.pg_config, "--pkglibdir"]).stdout.strip()
-    so = os.path.join(pkglib, "compspill.so")
+    if not args.no_install:
+        # PG_CONFIG: the server of --pg-config, not whatever "pg_config" on
+        # the PATH is (Debian's wrapper picks the newest installed server).
+        # DESTDIR: a private install, which the benchmark cluster loads
+        # through dynamic_library_path, so that the server's own
+        # compspill.so (which other clusters and test runs load) stays as
+        # it is. With --keep it lives in the work dir, next to the cluster.
+        if args.keep:
+            dest = os.path.join(os.path.abspath(args.workdir), "install")
+            shutil.rmtree(dest, ignore_errors=True)
+            os.makedirs(dest)
+        else:
+            dest = tempfile.mkdtemp(prefix="csbench-install-", dir=args.tmpdir)
+            _cleanups.append(lambda: shutil.rmtree(dest, ignore_errors=True))
+        os.chmod(dest, 0o755)
+        log("make -C %s install PG_CONFIG=%s DESTDIR=%s" % (build_dir, args.pg_config, dest))
+        run(["make", "-s", "-C", build_dir, "install", "PG_CONFIG=" + args.pg_config,
+             "DESTDIR=" + dest])
+        args.lib_dir = dest + pkglib
+    so = os.path.join(getattr(args, "lib_dir", None) or pkglib, "compspill.so")
     if not os.path.exists(so):
         raise SystemExit("compspill.so is not installed in %s (use --no-compspill for "
-                         "native only)" % pkglib)
+                         "native only)" % os.path.dirname(so))
     with open(so, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:12]
     mtime = datetime.datetime.fromtimestamp(os.stat(so).st_mtime)
-    return (note[:-1] if note else "  (compspill") + ", compspill.so sha256 %s of %s)" % (
-        digest, mtime.strftime("%Y-%m-%d %H:%M"))
+    return (note[:-1] if note else "  (compspill") + ", compspill.so sha256 %s of %s%s)" % (
+        digest, mtime.strftime("%Y-%m-%d %H:%M"),
+        ", PostgreSQL %s" % pg_major(args.pg_config))
 
 
 def write_results(bench, args, meta, started, partial=False):
