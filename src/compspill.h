@@ -60,6 +60,19 @@
 #define COMPSPILL_ALIGN_UP(x)	TYPEALIGN(COMPSPILL_ALIGN, (x))
 #define COMPSPILL_ALIGN_DOWN(x) TYPEALIGN_DOWN(COMPSPILL_ALIGN, (x))
 
+/*
+ * The one growth policy of every buffer compspill keeps (write and read
+ * buffers, the codec's streams and arenas): room for need bytes and a
+ * quarter more, so that a slowly growing need does not reallocate every
+ * time, but never more than a megabyte more, so that a huge value costs
+ * what it needs and not twice that.
+ */
+static inline Size
+CompSpillGrowSize(Size need)
+{
+	return need + Min(need / 4, (Size) 1024 * 1024);
+}
+
 /* Names under which the CustomScan methods are registered */
 #define COMPSPILL_SORT_NAME		"CompSpill Sort"
 #define COMPSPILL_MATERIAL_NAME	"CompSpill Material"

@@ -383,15 +383,13 @@ compspill_max_rows(Size target_size)
 }
 
 /*
- * Grow a stream buffer to hold at least need bytes, doubling its size.
+ * Grow a stream buffer to hold at least need bytes, keeping its contents.
  */
 static void
 compspill_stream_grow(MemoryContext cxt, CompSpillStream *s, Size need)
 {
-	Size		newcap = Max(s->cap, 64);
+	Size		newcap = CompSpillGrowSize(Max(need, 64));
 
-	while (newcap < need)
-		newcap *= 2;
 	if (s->data == NULL)
 		s->data = MemoryContextAllocHuge(cxt, newcap);
 	else
@@ -657,7 +655,7 @@ compspill_encode_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 		if (flatsize > enc->flat_cap)
 		{
-			Size		newcap = Max(flatsize, 2 * enc->flat_cap);
+			Size		newcap = CompSpillGrowSize(flatsize);
 
 			if (enc->flat != NULL)
 				pfree(enc->flat);
@@ -2644,7 +2642,7 @@ compspill_reserve(MemoryContext cxt, char **buf, Size *cap, Size need)
 
 	if (need <= *cap)
 		return;
-	newcap = Max(need, *cap + *cap / 4);
+	newcap = CompSpillGrowSize(need);
 	if (*buf != NULL)
 		pfree(*buf);
 	*buf = NULL;

@@ -74,10 +74,6 @@
 #define COMPSPILL_INITIAL_MEMTUPSIZE \
 	Max(1024, ALLOCSET_SEPARATE_THRESHOLD / sizeof(CompSpillSortTuple) + 1)
 
-/* smallest block and write buffer the sorter will use */
-#define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
-#define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
-
 /*
  * What one run costs in the list of runs: its entry (the array doubles) and
  * its extent map; and the fewest runs the list holds before some are merged.
@@ -452,19 +448,14 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	 */
 	expected = (int64) (s->est_rows * (s->est_width + 64.0));
 	if (expected > s->allowed_mem)
-	{
-		s->block_size = Min(set->block_size, (Size) s->allowed_mem / 16);
-		s->write_size = Min(set->write_size, (Size) s->allowed_mem / 16);
-	}
+		CompSpillChooseSizes(set, s->allowed_mem, &s->block_size,
+							 &s->write_size, NULL);
 	else
 	{
 		s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
 		s->write_size = COMPSPILL_MIN_WRITE_SIZE;
 		s->small_writer = true;
 	}
-	s->block_size = Max(s->block_size, COMPSPILL_MIN_BLOCK_SIZE);
-	s->write_size = COMPSPILL_ALIGN_UP(Max(s->write_size,
-										   COMPSPILL_MIN_WRITE_SIZE));
 	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
 
 	s->stats.codec = set->codec;
@@ -534,9 +525,9 @@ compspill_start_spill(CompSpillSorter *s)
 	Size		target;
 	Size		extent_size;
 
-	/* the largest block: the setting, capped at a sixteenth of work_mem */
-	target = Min(s->settings.block_size, (Size) s->allowed_mem / 16);
-	target = Max(target, COMPSPILL_MIN_BLOCK_SIZE);
+	/* the largest block, and the extents: the spill sizing policy's */
+	CompSpillChooseSizes(&s->settings, s->allowed_mem, &target, NULL,
+						 &extent_size);
 
 	if (s->est_rows > 0 && s->memtupcount > 0)
 		expected_runs = ceil(s->est_rows / s->memtupcount);
@@ -565,17 +556,6 @@ compspill_start_spill(CompSpillSorter *s)
 		s->block_size = target;
 	else if (target > s->block_size)
 		s->later_block_size = target;
-
-	/*
-	 * Extents: a run holds a work_mem of tuples, compressed to a third or
-	 * so; an extent of a 64th of work_mem wastes a few percent at each
-	 * run's end, keeps what consuming readers have not given back yet
-	 * small, and keeps the extent maps (a range per extent at worst, after
-	 * merge passes) a small part of work_mem.
-	 */
-	extent_size = COMPSPILL_ALIGN_DOWN(Min((Size) s->allowed_mem / 64,
-										   (Size) 256 * 1024));
-	extent_size = Max(extent_size, COMPSPILL_ALIGN);
 
 	s->spill = CompSpillCreate(s->tupdesc, "sort", &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);

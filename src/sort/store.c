@@ -55,10 +55,6 @@
 /* initial size of the in-memory row array */
 #define COMPSPILL_STORE_INITIAL_ROWS	1024
 
-/* smallest block and write buffer a store uses */
-#define COMPSPILL_STORE_MIN_BLOCK		(4 * 1024)
-#define COMPSPILL_STORE_MIN_WRITE		(8 * 1024)
-
 /* Rows kept in memory in a context of their own */
 typedef struct CompSpillRowList
 {
@@ -341,22 +337,13 @@ compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
 {
 	Size		block;
 	Size		write;
-	Size		extent;
 
-	block = Min(st->set.block_size, (Size) st->allowed_mem / 16);
-	block = TYPEALIGN(1024, Max(block, COMPSPILL_STORE_MIN_BLOCK));
-	write = Min(st->set.write_size, (Size) st->allowed_mem / 16);
-	write = COMPSPILL_ALIGN_UP(Max(write, COMPSPILL_STORE_MIN_WRITE));
-	extent = COMPSPILL_ALIGN_DOWN(Min((Size) st->allowed_mem / 64,
-									  (Size) 256 * 1024));
-	extent = Max(extent, COMPSPILL_ALIGN);
-
+	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write,
+						 extent_size);
 	if (block_size)
 		*block_size = block;
 	if (write_size)
 		*write_size = write;
-	if (extent_size)
-		*extent_size = extent;
 	return CompSpillWriterMemory(block, write) + 3 * block;
 }
 

@@ -615,6 +615,36 @@ CompSpillWriterHeld(CompSpill *sp)
 }
 
 /*
+ * The spill sizing policy of every operation that spills (sorts and
+ * stores): blocks and writes of the sizes the settings ask for, capped at
+ * a sixteenth of work_mem each, at least the smallest sizes, blocks in
+ * whole kB and writes in whole pages; and extents of a 64th of work_mem,
+ * at most 256kB and at least a page.  A run holds a work_mem of rows,
+ * compressed to a third or so: such an extent wastes a few percent at each
+ * run's end, keeps what consuming readers have not given back yet small,
+ * and keeps the extent maps (a range per extent at worst, after merge
+ * passes) a small part of work_mem.  Any of the outputs may be NULL.
+ */
+void
+CompSpillChooseSizes(const CompSpillSettings *set, int64 allowed_mem,
+					 Size *block_size, Size *write_size, Size *extent_size)
+{
+	Size		cap = (Size) (allowed_mem / 16);
+	Size		extent;
+
+	if (block_size)
+		*block_size = TYPEALIGN(1024, Max(Min(set->block_size, cap),
+										  (Size) COMPSPILL_MIN_BLOCK_SIZE));
+	if (write_size)
+		*write_size = COMPSPILL_ALIGN_UP(Max(Min(set->write_size, cap),
+											 (Size) COMPSPILL_MIN_WRITE_SIZE));
+	extent = COMPSPILL_ALIGN_DOWN(Min((Size) (allowed_mem / 64),
+									  (Size) 256 * 1024));
+	if (extent_size)
+		*extent_size = Max(extent, COMPSPILL_ALIGN);
+}
+
+/*
  * Estimate the memory a writer holds for blocks of block_size and writes
  * of write_size: the encoder's streams, the scratch buffer and the file's
  * aligned write buffer.

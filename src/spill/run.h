@@ -46,6 +46,10 @@ typedef struct CompSpillRun
 	int64		index_cap;
 } CompSpillRun;
 
+/* the smallest block and write buffer a spill uses */
+#define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
+#define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
+
 extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
 								  const CompSpillSettings *set,
 								  CompSpillStats *stats,
@@ -65,6 +69,9 @@ extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillEndWrites(CompSpill *sp);
 extern void CompSpillEnd(CompSpill *sp);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
+extern void CompSpillChooseSizes(const CompSpillSettings *set,
+								 int64 allowed_mem, Size *block_size,
+								 Size *write_size, Size *extent_size);
 extern int64 CompSpillWriterHeld(CompSpill *sp);
 
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);

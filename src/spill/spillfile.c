@@ -155,12 +155,10 @@ CompSpillFreeAligned(char *ptr)
  * when aligned is true), so that it holds at least need bytes, keeping its
  * first keep bytes; return whether it grew.
  *
- * This is the one growth policy of every buffer a spill keeps: a quarter
- * more than is needed, so that a slowly growing need does not reallocate
- * every time, but never more than a megabyte more, so that a huge value
- * costs what it needs and not twice that; doubling instead would make a
- * merge input that once met a frame a little larger than the others cost
- * half again what it needs.  The old buffer is
+ * It grows by CompSpillGrowSize (compspill.h), the policy of every buffer
+ * compspill keeps: doubling instead would make a merge input that once met
+ * a frame a little larger than the others cost half again what it needs.
+ * The old buffer is
  * freed before the new one is allocated when nothing has to be kept, so
  * the two are never held together for nothing.  What the buffers hold is
  * measured on the memory contexts, so growing here is what charges it.
@@ -176,7 +174,7 @@ CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap, Size need,
 	if (need <= *cap)
 		return false;
 
-	newcap = need + Min(need / 4, (Size) 1024 * 1024);
+	newcap = CompSpillGrowSize(need);
 	if (aligned)
 		newcap = COMPSPILL_ALIGN_UP(newcap);
 	Assert(keep <= *cap);
