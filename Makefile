@@ -8,6 +8,7 @@ OBJS = \
 	src/nodes/sortnode.o \
 	src/nodes/materialnode.o \
 	src/nodes/ctenode.o \
+	src/nodes/nodestore.o \
 	src/nodes/explain.o \
 	src/sort/sorter.o \
 	src/sort/merge.o \

@@ -45,12 +45,11 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
-#include "utils/tuplestore.h"
 
 #include "compspill.h"
 #include "nodes/ctenode.h"
 #include "nodes/explain.h"
-#include "sort/store.h"
+#include "nodes/nodestore.h"
 
 typedef struct CompSpillCteState
 {
@@ -66,14 +65,8 @@ typedef struct CompSpillCteState
 
 	/* the leader's */
 	CompSpillSettings settings;
-	bool		use_tuplestore; /* compspill.enabled was off at start */
-	CompSpillStore *store;
-	Tuplestorestate *tstore;
-	bool		eof_cte;		/* the subplan has returned its last row */
+	CompSpillNodeStore ns;		/* the CTE's rows, a position per scan */
 	int			npos;			/* read positions handed out */
-	bool		have_last;		/* figures of a cleared store */
-	bool		last_spilled;
-	CompSpillStats last_stats;
 } CompSpillCteState;
 
 static Node *compspill_cte_create_state(CustomScan *cscan);
@@ -222,7 +215,7 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 		prm->isnull = false;
 		state->leader = state;
 		CompSpillCaptureSettings(&state->settings, estate);
-		state->use_tuplestore = !compspill_enabled;
+		CompSpillNodeStoreInit(&state->ns, !compspill_enabled, eflags);
 		state->readptr = 0;
 		state->npos = 1;
 	}
@@ -236,95 +229,19 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
-/*
- * Create the leader's store with a read position for every scan, the
- * first time one of them reads.
- */
-static void
-compspill_cte_make_store(CompSpillCteState *leader)
+/* The CTE subplan's next row, for the node store */
+static TupleTableSlot *
+compspill_cte_source(void *arg)
 {
-	TupleDesc	tupdesc = leader->slot->tts_tupleDescriptor;
-
-	if (leader->use_tuplestore)
-	{
-		leader->tstore = tuplestore_begin_heap(true, false, work_mem);
-		tuplestore_set_eflags(leader->tstore, leader->eflags);
-		for (int i = 1; i < leader->npos; i++)
-			(void) tuplestore_alloc_read_pointer(leader->tstore,
-												 EXEC_FLAG_REWIND |
-												 EXEC_FLAG_BACKWARD);
-	}
-	else
-		leader->store = CompSpillStoreBegin(tupdesc, work_mem,
-											&leader->settings, leader->npos,
-											"CTE");
-}
-
-/* Is the read position at the store's end going forward? */
-static bool
-compspill_cte_at_eof(CompSpillCteState *state)
-{
-	CompSpillCteState *leader = state->leader;
-
-	if (leader->store)
-		return CompSpillStoreAtEOF(leader->store, state->readptr);
-	tuplestore_select_read_pointer(leader->tstore, state->readptr);
-	return tuplestore_ateof(leader->tstore);
-}
-
-/* Move the read position one row without reading it */
-static bool
-compspill_cte_advance(CompSpillCteState *state, bool forward)
-{
-	CompSpillCteState *leader = state->leader;
-
-	if (leader->store)
-		return CompSpillStoreAdvance(leader->store, state->readptr, forward);
-	tuplestore_select_read_pointer(leader->tstore, state->readptr);
-	return tuplestore_advance(leader->tstore, forward);
-}
-
-/*
- * Read the next row from the store into the scan's slot, as a copy: the
- * other scans of the CTE move the store's block on.
- */
-static bool
-compspill_cte_get(CompSpillCteState *state, bool forward)
-{
-	CompSpillCteState *leader = state->leader;
-
-	if (leader->store)
-		return CompSpillStoreGet(leader->store, state->readptr, forward,
-								 state->slot, true);
-	tuplestore_select_read_pointer(leader->tstore, state->readptr);
-	return tuplestore_gettupleslot(leader->tstore, forward, true, state->slot);
-}
-
-/*
- * Copy a row of the CTE's subplan into the scan's slot, leaving out the
- * resjunk columns at its end: the copy outlives the subplan's next row.
- */
-static void
-compspill_cte_copy_row(TupleTableSlot *dst, TupleTableSlot *src)
-{
-	int			natts = dst->tts_tupleDescriptor->natts;
-
-	if (src->tts_tupleDescriptor->natts == natts)
-	{
-		ExecCopySlot(dst, src);
-		return;
-	}
-	ExecClearTuple(dst);
-	slot_getsomeattrs(src, natts);
-	memcpy(dst->tts_values, src->tts_values, natts * sizeof(Datum));
-	memcpy(dst->tts_isnull, src->tts_isnull, natts * sizeof(bool));
-	ExecStoreVirtualTuple(dst);
-	ExecMaterializeSlot(dst);
+	return ExecProcNode(((CompSpillCteState *) arg)->cteplanstate);
 }
 
 /*
  * Return the scan's next row: from the store while the read position is
  * inside it, else the next row of the CTE's subplan, stored on the way.
+ * The leader's store is made, with a read position for every scan, the
+ * first time one of them reads.  Rows are copies: the other scans of the
+ * CTE move the store's block on.
  */
 static TupleTableSlot *
 compspill_cte_next(ScanState *ss)
@@ -332,53 +249,13 @@ compspill_cte_next(ScanState *ss)
 	CompSpillCteState *state = (CompSpillCteState *) ss;
 	CompSpillCteState *leader = state->leader;
 	bool		forward = ScanDirectionIsForward(ss->ps.state->es_direction);
-	bool		at_end;
 
-	if (leader->store == NULL && leader->tstore == NULL)
-		compspill_cte_make_store(leader);
-
-	at_end = compspill_cte_at_eof(state);
-	if (!forward && at_end)
-	{
-		/*
-		 * Turning back at the end of the store: the first backward read
-		 * would return the row returned last, unless the CTE had ended.
-		 */
-		if (!leader->eof_cte && !compspill_cte_advance(state, false))
-			return NULL;
-		at_end = false;
-	}
-
-	if (!at_end)
-	{
-		if (compspill_cte_get(state, forward))
-			return state->slot;
-		if (forward)
-			at_end = true;
-	}
-
-	if (at_end && !leader->eof_cte)
-	{
-		TupleTableSlot *cteslot = ExecProcNode(state->cteplanstate);
-
-		if (TupIsNull(cteslot))
-		{
-			leader->eof_cte = true;
-			return NULL;
-		}
-		compspill_cte_copy_row(state->slot, cteslot);
-		if (leader->store)
-			CompSpillStorePut(leader->store, state->slot, state->readptr);
-		else
-		{
-			/* the subplan may have used the store: select ours again */
-			tuplestore_select_read_pointer(leader->tstore, state->readptr);
-			tuplestore_puttupleslot(leader->tstore, state->slot);
-		}
-		return state->slot;
-	}
-
-	return ExecClearTuple(state->slot);
+	if (!CompSpillNodeStoreMade(&leader->ns))
+		CompSpillNodeStoreMake(&leader->ns, leader->slot->tts_tupleDescriptor,
+							   &leader->settings, leader->npos,
+							   EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD, "CTE");
+	return CompSpillNodeStoreNext(&leader->ns, state->readptr, forward, true,
+								  state->slot, compspill_cte_source, leader);
 }
 
 /* Nothing to recheck: the rows come from the CTE as they are */
@@ -399,29 +276,6 @@ compspill_cte_exec(CustomScanState *node)
 }
 
 /*
- * Empty the leader's store, keeping its figures for EXPLAIN: the CTE must
- * be computed again.
- */
-static void
-compspill_cte_clear(CompSpillCteState *leader)
-{
-	if (leader->store)
-	{
-		leader->have_last = true;
-		leader->last_spilled = CompSpillStoreSpilled(leader->store);
-		leader->last_stats = *CompSpillStoreStats(leader->store);
-		CompSpillStoreEnd(leader->store);
-		leader->store = NULL;
-	}
-	if (leader->tstore)
-	{
-		tuplestore_end(leader->tstore);
-		leader->tstore = NULL;
-	}
-	leader->eof_cte = false;
-}
-
-/*
  * Shut the scan down; the leader releases the store.
  */
 static void
@@ -431,7 +285,7 @@ compspill_cte_end(CustomScanState *node)
 
 	ExecClearTuple(state->slot);
 	if (state->leader == state)
-		compspill_cte_clear(state);
+		CompSpillNodeStoreRelease(&state->ns);
 }
 
 /*
@@ -449,14 +303,9 @@ compspill_cte_rescan(CustomScanState *node)
 	ExecScanReScan(&node->ss);
 
 	if (leader->cteplanstate->chgParam != NULL)
-		compspill_cte_clear(leader);
-	else if (leader->store)
-		CompSpillStoreRewind(leader->store, state->readptr);
-	else if (leader->tstore)
-	{
-		tuplestore_select_read_pointer(leader->tstore, state->readptr);
-		tuplestore_rescan(leader->tstore);
-	}
+		CompSpillNodeStoreRelease(&leader->ns);
+	else
+		CompSpillNodeStoreRewind(&leader->ns, state->readptr);
 }
 
 /*
@@ -471,8 +320,6 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 	CompSpillCteState *leader;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Index		rti = (Index) intVal(lthird(cscan->custom_private));
-	bool		spilled = false;
-	CompSpillStats *stats = NULL;
 	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
 	char	   *refname = list_nth(es->rtable_names, rti - 1);
 
@@ -488,31 +335,12 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 	if (!es->analyze || (leader = state->leader) == NULL)
 		return;
 
-	/* every scan says how the shared store held its rows, as native's do */
-	if (leader->use_tuplestore)
-	{
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-			ExplainPropertyBool("Tuplestore Fallback", true, es);
-		CompSpillExplainTuplestore(leader->tstore, es);
-		return;
-	}
-	if (leader->store)
-	{
-		spilled = CompSpillStoreSpilled(leader->store);
-		stats = CompSpillStoreStats(leader->store);
-	}
-	else if (leader->have_last)
-	{
-		spilled = leader->last_spilled;
-		stats = &leader->last_stats;
-	}
-
-	/* the scan holding the store prints its figures */
-	ExplainPropertyText("CTE Store", leader == state ? "own" : "shared", es);
-	if (stats == NULL)
-		return;
-	if (leader == state)
-		CompSpillExplainStore(spilled, stats, es);
-	else
-		CompSpillExplainStorage(spilled, stats, es);
+	/*
+	 * Every scan says how the shared store held its rows, as native's do;
+	 * the scan holding it prints its figures.
+	 */
+	if (!leader->ns.native)
+		ExplainPropertyText("CTE Store", leader == state ? "own" : "shared",
+							es);
+	CompSpillNodeStoreExplain(&leader->ns, leader == state, es);
 }

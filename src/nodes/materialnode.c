@@ -33,9 +33,8 @@
 #include "utils/tuplestore.h"
 
 #include "compspill.h"
-#include "nodes/explain.h"
 #include "nodes/materialnode.h"
-#include "sort/store.h"
+#include "nodes/nodestore.h"
 
 /* read positions: where the node reads, and the mark */
 #define COMPSPILL_READ_POS		0
@@ -46,16 +45,8 @@ typedef struct CompSpillMaterialState
 	CustomScanState css;		/* must be first */
 	CompSpillSettings settings; /* captured at executor start */
 	int			eflags;			/* REWIND, BACKWARD, MARK asked for */
-	bool		use_tuplestore; /* compspill.enabled was off at start */
-	bool		eof_underlying; /* the child has returned its last row */
-	CompSpillStore *store;		/* compspill path, once made */
-	Tuplestorestate *tstore;	/* tuplestore path, once made */
+	CompSpillNodeStore ns;		/* the rows kept, once a reader needs them */
 	TupleTableSlot *slot;		/* the rows returned: minimal tuples */
-
-	/* figures of the last store, kept for EXPLAIN after a rescan */
-	bool		have_last;
-	bool		last_spilled;
-	CompSpillStats last_stats;
 } CompSpillMaterialState;
 
 static Node *compspill_material_create_state(CustomScan *cscan);
@@ -141,7 +132,6 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	CompSpillCaptureSettings(&state->settings, estate);
-	state->use_tuplestore = !compspill_enabled;
 
 	/*
 	 * Backward reads may go back to the very first row, which needs the
@@ -151,6 +141,7 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 		(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
 	if (eflags & EXEC_FLAG_BACKWARD)
 		state->eflags |= EXEC_FLAG_REWIND;
+	CompSpillNodeStoreInit(&state->ns, !compspill_enabled, state->eflags);
 
 	/* the child is read once, forward */
 	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
@@ -166,144 +157,34 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsset = true;
 }
 
-/*
- * Create the store on first use, with a second read position for the mark.
- */
-static void
-compspill_material_make_store(CompSpillMaterialState *state)
+/* The child's next row, for the node store */
+static TupleTableSlot *
+compspill_material_source(void *arg)
 {
-	int			npos = (state->eflags & EXEC_FLAG_MARK) ? 2 : 1;
-
-	if (state->use_tuplestore)
-	{
-		state->tstore = tuplestore_begin_heap(true, false, work_mem);
-		tuplestore_set_eflags(state->tstore, state->eflags);
-		if (npos == 2 &&
-			tuplestore_alloc_read_pointer(state->tstore,
-										  state->eflags) != COMPSPILL_MARK_POS)
-			elog(ERROR, "unexpected tuplestore read pointer");
-	}
-	else
-		state->store = CompSpillStoreBegin(ExecGetResultType(&state->css.ss.ps),
-										   work_mem, &state->settings, npos,
-										   "material");
-}
-
-/* Is there a store? */
-static inline bool
-compspill_material_has_store(CompSpillMaterialState *state)
-{
-	return state->store != NULL || state->tstore != NULL;
-}
-
-/* Has the read position found the store's end going forward? */
-static bool
-compspill_material_at_eof(CompSpillMaterialState *state)
-{
-	if (state->store)
-		return CompSpillStoreAtEOF(state->store, COMPSPILL_READ_POS);
-	return tuplestore_ateof(state->tstore);
-}
-
-/* Move the read position one row without reading it */
-static bool
-compspill_material_advance(CompSpillMaterialState *state, bool forward)
-{
-	if (state->store)
-		return CompSpillStoreAdvance(state->store, COMPSPILL_READ_POS,
-									 forward);
-	return tuplestore_advance(state->tstore, forward);
-}
-
-/* Read the next row from the store in the given direction */
-static bool
-compspill_material_get(CompSpillMaterialState *state, bool forward)
-{
-	if (state->store)
-		return CompSpillStoreGet(state->store, COMPSPILL_READ_POS, forward,
-								 state->slot, false);
-	return tuplestore_gettupleslot(state->tstore, forward, false, state->slot);
+	return ExecProcNode(outerPlanState((CustomScanState *) arg));
 }
 
 /*
  * Return the next row in the direction the executor goes: from the store
  * while the read position is inside it, else the child's next row, which
- * is stored on the way.
+ * is stored on the way.  The store, with a second read position for the
+ * mark, is made on first use, unless the parent asked for nothing it is
+ * needed for.
  */
 static TupleTableSlot *
 compspill_material_exec(CustomScanState *node)
 {
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
-	bool		at_end;
-	TupleTableSlot *outerslot;
 
-	if (!compspill_material_has_store(state) && state->eflags != 0)
-		compspill_material_make_store(state);
-
-	at_end = !compspill_material_has_store(state) ||
-		compspill_material_at_eof(state);
-
-	if (!forward && at_end)
-	{
-		/*
-		 * Turning back at the end of the store: the first backward read
-		 * would return the row returned last, unless the child had ended;
-		 * the row wanted is the one before it.
-		 */
-		if (!state->eof_underlying &&
-			!compspill_material_advance(state, false))
-			return NULL;
-		at_end = false;
-	}
-
-	if (!at_end)
-	{
-		if (compspill_material_get(state, forward))
-			return state->slot;
-		if (forward)
-			at_end = true;
-	}
-
-	if (at_end && !state->eof_underlying)
-	{
-		outerslot = ExecProcNode(outerPlanState(node));
-		if (TupIsNull(outerslot))
-		{
-			state->eof_underlying = true;
-			return NULL;
-		}
-		if (state->store)
-			CompSpillStorePut(state->store, outerslot, COMPSPILL_READ_POS);
-		else if (state->tstore)
-			tuplestore_puttupleslot(state->tstore, outerslot);
-		ExecCopySlot(state->slot, outerslot);
-		return state->slot;
-	}
-
-	return ExecClearTuple(state->slot);
-}
-
-/*
- * Remember the figures of the store, then release it.
- */
-static void
-compspill_material_release(CompSpillMaterialState *state)
-{
-	ExecClearTuple(state->slot);
-	if (state->store)
-	{
-		state->have_last = true;
-		state->last_spilled = CompSpillStoreSpilled(state->store);
-		state->last_stats = *CompSpillStoreStats(state->store);
-		CompSpillStoreEnd(state->store);
-		state->store = NULL;
-	}
-	if (state->tstore)
-	{
-		tuplestore_end(state->tstore);
-		state->tstore = NULL;
-	}
+	if (!CompSpillNodeStoreMade(&state->ns) && state->eflags != 0)
+		CompSpillNodeStoreMake(&state->ns, ExecGetResultType(&node->ss.ps),
+							   &state->settings,
+							   (state->eflags & EXEC_FLAG_MARK) ? 2 : 1,
+							   state->eflags, "material");
+	return CompSpillNodeStoreNext(&state->ns, COMPSPILL_READ_POS, forward,
+								  false, state->slot,
+								  compspill_material_source, node);
 }
 
 /*
@@ -312,7 +193,10 @@ compspill_material_release(CompSpillMaterialState *state)
 static void
 compspill_material_end(CustomScanState *node)
 {
-	compspill_material_release((CompSpillMaterialState *) node);
+	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
+
+	ExecClearTuple(state->slot);
+	CompSpillNodeStoreRelease(&state->ns);
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -332,28 +216,25 @@ compspill_material_rescan(CustomScanState *node)
 	if (state->eflags != 0)
 	{
 		/* nothing read yet: the child will rescan itself if it must */
-		if (!compspill_material_has_store(state))
+		if (!CompSpillNodeStoreMade(&state->ns))
 			return;
 
 		if (outer->chgParam != NULL ||
 			(state->eflags & EXEC_FLAG_REWIND) == 0)
 		{
-			compspill_material_release(state);
+			CompSpillNodeStoreRelease(&state->ns);
 			if (outer->chgParam == NULL)
 				ExecReScan(outer);
-			state->eof_underlying = false;
 		}
-		else if (state->store)
-			CompSpillStoreRewind(state->store, COMPSPILL_READ_POS);
 		else
-			tuplestore_rescan(state->tstore);
+			CompSpillNodeStoreRewind(&state->ns, COMPSPILL_READ_POS);
 	}
 	else
 	{
 		/* the rows were only passed on */
 		if (outer->chgParam == NULL)
 			ExecReScan(outer);
-		state->eof_underlying = false;
+		state->ns.eof_source = false;
 	}
 }
 
@@ -365,20 +246,10 @@ compspill_material_mark(CustomScanState *node)
 {
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 
-	if (state->store)
-	{
-		CompSpillStoreCopyPos(state->store, COMPSPILL_READ_POS,
+	CompSpillNodeStoreCopyPos(&state->ns, COMPSPILL_READ_POS,
 							  COMPSPILL_MARK_POS);
-		/* rows before the mark are not needed again unless rewound */
-		if ((state->eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)) == 0)
-			CompSpillStoreTrim(state->store);
-	}
-	else if (state->tstore)
-	{
-		tuplestore_copy_read_pointer(state->tstore, COMPSPILL_READ_POS,
-									 COMPSPILL_MARK_POS);
-		tuplestore_trim(state->tstore);
-	}
+	/* rows before the mark are not needed again unless rewound */
+	CompSpillNodeStoreTrim(&state->ns);
 }
 
 /*
@@ -389,12 +260,8 @@ compspill_material_restore(CustomScanState *node)
 {
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 
-	if (state->store)
-		CompSpillStoreCopyPos(state->store, COMPSPILL_MARK_POS,
+	CompSpillNodeStoreCopyPos(&state->ns, COMPSPILL_MARK_POS,
 							  COMPSPILL_READ_POS);
-	else if (state->tstore)
-		tuplestore_copy_read_pointer(state->tstore, COMPSPILL_MARK_POS,
-									 COMPSPILL_READ_POS);
 }
 
 /*
@@ -408,19 +275,6 @@ compspill_material_explain(CustomScanState *node,
 {
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 
-	if (!es->analyze)
-		return;
-
-	if (state->use_tuplestore)
-	{
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-			ExplainPropertyBool("Tuplestore Fallback", true, es);
-		CompSpillExplainTuplestore(state->tstore, es);
-		return;
-	}
-	if (state->store)
-		CompSpillExplainStore(CompSpillStoreSpilled(state->store),
-							  CompSpillStoreStats(state->store), es);
-	else if (state->have_last)
-		CompSpillExplainStore(state->last_spilled, &state->last_stats, es);
+	if (es->analyze)
+		CompSpillNodeStoreExplain(&state->ns, true, es);
 }

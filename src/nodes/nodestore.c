@@ -1,0 +1,280 @@
+/*-------------------------------------------------------------------------
+ *
+ * nodestore.c
+ *	  The rows a CompSpill Material or CTE Scan keeps, and reading them
+ *	  through to their source.
+ *
+ * Both nodes keep every row they read from their source (a Material's
+ * child, a CTE's subplan) in a store, and serve rescans, backward reads,
+ * and several read positions (a mark; the other scans of a CTE) from it;
+ * a reader that reaches the end of what is stored pulls the source's next
+ * row and stores it, so the source runs only as far as some reader needs.
+ * The store is compspill's CompSpillStore (store.c), or, when
+ * compspill.enabled was off at executor start (a cached plan keeps the
+ * node), PostgreSQL's tuplestore; this file hides which, so the nodes hold
+ * only what is their own (who owns the store, their source, their read
+ * position) and EXPLAIN prints the same lines for both.
+ *
+ * IDENTIFICATION
+ *	  src/nodes/nodestore.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/tuplestore.h"
+
+#include "compspill.h"
+#include "nodes/explain.h"
+#include "nodes/nodestore.h"
+#include "sort/store.h"
+
+/*
+ * Set up an empty node store: native says whether it will be PostgreSQL's
+ * tuplestore, eflags what the node's parent asked for (REWIND, BACKWARD,
+ * MARK).
+ */
+void
+CompSpillNodeStoreInit(CompSpillNodeStore *ns, bool native, int eflags)
+{
+	memset(ns, 0, sizeof(*ns));
+	ns->native = native;
+	ns->eflags = eflags;
+}
+
+/*
+ * Make the store, with npos read positions; a native tuplestore's
+ * positions after the first are made with extra_eflags.
+ */
+void
+CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
+					   CompSpillSettings *settings, int npos, int extra_eflags,
+					   const char *what)
+{
+	Assert(!CompSpillNodeStoreMade(ns));
+	if (ns->native)
+	{
+		ns->tstore = tuplestore_begin_heap(true, false, work_mem);
+		tuplestore_set_eflags(ns->tstore, ns->eflags);
+		for (int i = 1; i < npos; i++)
+			if (tuplestore_alloc_read_pointer(ns->tstore, extra_eflags) != i)
+				elog(ERROR, "unexpected tuplestore read pointer");
+	}
+	else
+		ns->store = CompSpillStoreBegin(tupdesc, work_mem, settings, npos,
+										what);
+}
+
+/* Has read position ptr found the store's end going forward? */
+static bool
+compspill_ns_at_eof(CompSpillNodeStore *ns, int ptr)
+{
+	if (ns->store)
+		return CompSpillStoreAtEOF(ns->store, ptr);
+	tuplestore_select_read_pointer(ns->tstore, ptr);
+	return tuplestore_ateof(ns->tstore);
+}
+
+/* Move read position ptr one row without reading it */
+static bool
+compspill_ns_advance(CompSpillNodeStore *ns, int ptr, bool forward)
+{
+	if (ns->store)
+		return CompSpillStoreAdvance(ns->store, ptr, forward);
+	tuplestore_select_read_pointer(ns->tstore, ptr);
+	return tuplestore_advance(ns->tstore, forward);
+}
+
+/* Read the row at read position ptr into slot, a copy if asked */
+static bool
+compspill_ns_get(CompSpillNodeStore *ns, int ptr, bool forward, bool copy,
+				 TupleTableSlot *slot)
+{
+	if (ns->store)
+		return CompSpillStoreGet(ns->store, ptr, forward, slot, copy);
+	tuplestore_select_read_pointer(ns->tstore, ptr);
+	return tuplestore_gettupleslot(ns->tstore, forward, copy, slot);
+}
+
+/*
+ * Copy a row of the source into slot, leaving out the columns after the
+ * slot's (a CTE plan's resjunk columns): the copy outlives the source's
+ * next row.
+ */
+static void
+compspill_ns_copy_row(TupleTableSlot *dst, TupleTableSlot *src)
+{
+	int			natts = dst->tts_tupleDescriptor->natts;
+
+	if (src->tts_tupleDescriptor->natts == natts)
+	{
+		ExecCopySlot(dst, src);
+		return;
+	}
+	ExecClearTuple(dst);
+	slot_getsomeattrs(src, natts);
+	memcpy(dst->tts_values, src->tts_values, natts * sizeof(Datum));
+	memcpy(dst->tts_isnull, src->tts_isnull, natts * sizeof(bool));
+	ExecStoreVirtualTuple(dst);
+	ExecMaterializeSlot(dst);
+}
+
+/*
+ * Return, in slot, the next row in the given direction for read position
+ * ptr: from the store while the position is inside it, else the source's
+ * next row, stored on the way (when there is a store: a node whose parent
+ * asked for no rescan, backward read or mark only passes its rows on).
+ * copy asks for a row the other read positions cannot move from under the
+ * caller.  Returns NULL, or an empty slot, past either end.
+ */
+TupleTableSlot *
+CompSpillNodeStoreNext(CompSpillNodeStore *ns, int ptr, bool forward,
+					   bool copy, TupleTableSlot *slot,
+					   CompSpillNodeSource source, void *arg)
+{
+	bool		made = CompSpillNodeStoreMade(ns);
+	bool		at_end = !made || compspill_ns_at_eof(ns, ptr);
+	TupleTableSlot *srcslot;
+
+	if (!forward && at_end)
+	{
+		/*
+		 * Turning back at the end of the store: the first backward read
+		 * would return the row returned last, unless the source had ended;
+		 * the row wanted is the one before it.
+		 */
+		if (!ns->eof_source && !compspill_ns_advance(ns, ptr, false))
+			return NULL;
+		at_end = false;
+	}
+
+	if (!at_end)
+	{
+		if (compspill_ns_get(ns, ptr, forward, copy, slot))
+			return slot;
+		if (forward)
+			at_end = true;
+	}
+
+	if (!at_end || ns->eof_source)
+		return ExecClearTuple(slot);
+
+	srcslot = source(arg);
+	if (TupIsNull(srcslot))
+	{
+		ns->eof_source = true;
+		return NULL;
+	}
+	compspill_ns_copy_row(slot, srcslot);
+	if (ns->store)
+		CompSpillStorePut(ns->store, slot, ptr);
+	else if (ns->tstore)
+	{
+		/* the source may have used the store: select ours again */
+		tuplestore_select_read_pointer(ns->tstore, ptr);
+		tuplestore_puttupleslot(ns->tstore, slot);
+	}
+	return slot;
+}
+
+/* Move read position ptr back to the first row */
+void
+CompSpillNodeStoreRewind(CompSpillNodeStore *ns, int ptr)
+{
+	if (ns->store)
+		CompSpillStoreRewind(ns->store, ptr);
+	else if (ns->tstore)
+	{
+		tuplestore_select_read_pointer(ns->tstore, ptr);
+		tuplestore_rescan(ns->tstore);
+	}
+}
+
+/* Put read position to where read position from is (a mark, a restore) */
+void
+CompSpillNodeStoreCopyPos(CompSpillNodeStore *ns, int from, int to)
+{
+	if (ns->store)
+		CompSpillStoreCopyPos(ns->store, from, to);
+	else if (ns->tstore)
+		tuplestore_copy_read_pointer(ns->tstore, from, to);
+}
+
+/*
+ * Free the rows no read position can reach again, when the parent asked
+ * for no rewind and no backward read (a merge join marks as it goes).
+ */
+void
+CompSpillNodeStoreTrim(CompSpillNodeStore *ns)
+{
+	if (ns->store)
+	{
+		if ((ns->eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)) == 0)
+			CompSpillStoreTrim(ns->store);
+	}
+	else if (ns->tstore)
+		tuplestore_trim(ns->tstore);	/* which looks at the eflags itself */
+}
+
+/*
+ * Release the store, keeping its figures for EXPLAIN; the source must be
+ * read again.
+ */
+void
+CompSpillNodeStoreRelease(CompSpillNodeStore *ns)
+{
+	if (ns->store)
+	{
+		ns->have_last = true;
+		ns->last_spilled = CompSpillStoreSpilled(ns->store);
+		ns->last_stats = *CompSpillStoreStats(ns->store);
+		CompSpillStoreEnd(ns->store);
+		ns->store = NULL;
+	}
+	if (ns->tstore)
+	{
+		tuplestore_end(ns->tstore);
+		ns->tstore = NULL;
+	}
+	ns->eof_source = false;
+}
+
+/*
+ * EXPLAIN ANALYZE: how the store kept its rows (the storage line), and,
+ * when figures is set, the memory it held and its spill figures; for a
+ * native tuplestore what native nodes print.
+ */
+void
+CompSpillNodeStoreExplain(CompSpillNodeStore *ns, bool figures,
+						  ExplainState *es)
+{
+	bool		spilled;
+	CompSpillStats *stats;
+
+	if (ns->native)
+	{
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyBool("Tuplestore Fallback", true, es);
+		CompSpillExplainTuplestore(ns->tstore, es);
+		return;
+	}
+	if (ns->store)
+	{
+		spilled = CompSpillStoreSpilled(ns->store);
+		stats = CompSpillStoreStats(ns->store);
+	}
+	else if (ns->have_last)
+	{
+		spilled = ns->last_spilled;
+		stats = &ns->last_stats;
+	}
+	else
+		return;
+
+	if (figures)
+		CompSpillExplainStore(spilled, stats, es);
+	else
+		CompSpillExplainStorage(spilled, stats, es);
+}
