@@ -15,6 +15,7 @@
  *	  sortnode.c		the CompSpill Sort CustomScan
  *	  materialnode.c	the CompSpill Material CustomScan
  *	  ctenode.c			the CompSpill CTE Scan CustomScan: shared CTE stores
+ *	  nodestore.c		the rows a Material or CTE Scan keeps, read through
  *	  explain.c			EXPLAIN ANALYZE spill figures shared by the nodes
  *	sort/				what the nodes spill through
  *	  sorter.c			in-memory sort, run formation
