@@ -90,20 +90,8 @@ if [ "$actual" != "$expected" ]; then
 fi
 
 if [ -z "${COMPSPILL_SKIP_DEPS:-}" ]; then
-	deps=(gcc make bison flex perl pkg-config libicu-dev libssl-dev
-		  libreadline-dev zlib1g-dev liblz4-dev libzstd-dev libxml2-dev
-		  libipc-run-perl)
-	missing=()
-	for pkg in "${deps[@]}"; do
-		dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null |
-			grep -q '^install ok installed$' || missing+=("$pkg")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		echo "build-pg: installing: ${missing[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		$SUDO apt-get update -qq
-		$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	fi
+	# test/install-deps.sh lists the build dependencies with the rest
+	bash test/install-deps.sh
 fi
 
 work=$(mktemp -d -t compspill-pg-build.XXXXXX)

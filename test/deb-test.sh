@@ -106,34 +106,8 @@ trap on_exit EXIT
 # 1. what building and testing the package needs
 if [ -z "${COMPSPILL_SKIP_DEPS:-}" ]; then
 	step "build dependencies"
-	DEPS=(
-		dpkg-dev					# dpkg-buildpackage
-		debhelper					# dh, debhelper-compat (= 13)
-		postgresql-server-dev-all	# pg_buildext's dh addon (pgxs_loop)
-		"postgresql-server-dev-$PGVERSION"
-		"postgresql-$PGVERSION"
-		postgresql-common			# pg_virtualenv
-		liblz4-dev
-		libzstd-dev
-		libssl-dev
-		make
-		gcc
-		libc6-dev
-	)
-	missing=()
-	for pkg in "${DEPS[@]}"; do
-		if ! dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
-			missing+=("$pkg")
-		fi
-	done
-	if [ ${#missing[@]} -eq 0 ]; then
-		echo "deb-test: all ${#DEPS[@]} packages already installed"
-	else
-		echo "deb-test: installing: ${missing[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		$SUDO apt-get update -qq
-		$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	fi
+	# test/install-deps.sh lists them with the rest of what the project needs
+	bash test/install-deps.sh
 fi
 
 # 2. build the package in a copy of the tree
