@@ -16,6 +16,13 @@ OBJS = \
 	src/spill/run.o \
 	src/spill/spillfile.o \
 	src/codec/blockcodec.o \
+	src/codec/enc/enc_common.o \
+	src/codec/enc/enc_plain.o \
+	src/codec/enc/enc_packed.o \
+	src/codec/enc/enc_front.o \
+	src/codec/enc/enc_dict.o \
+	src/codec/enc/enc_int.o \
+	src/codec/enc/enc_numeric.o \
 	src/codec/compress.o \
 	src/codec/cipher.o \
 	src/codec/autocodec.o \

@@ -53,6 +53,10 @@ extern void CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values,
 								bool *isnull);
 extern bool CompSpillEncoderIsFull(CompSpillEncoder *enc);
 extern void CompSpillEncoderSetLight(CompSpillEncoder *enc, bool light);
+extern void CompSpillEncoderSetCompressed(CompSpillEncoder *enc,
+										  bool compressed);
+extern void CompSpillEncoderNewRun(CompSpillEncoder *enc);
+extern void CompSpillEncoderSetRecheck(CompSpillEncoder *enc, int blocks);
 extern int	CompSpillEncoderRows(CompSpillEncoder *enc);
 extern Size CompSpillEncoderSize(CompSpillEncoder *enc);
 extern void CompSpillEncoderFinish(CompSpillEncoder *enc, char *dst);
