@@ -1012,7 +1012,7 @@ mutate_header(char *b, Size len)
 		/* one-byte fields: encoding, bit width, kind, flags */
 		if ((f == 8 || f == 9 || f == 0 || f == 1) && pos < len && rndn(2))
 		{
-			b[pos] = rndn(2) ? (char) rndn(8) : (char) (b[pos] + rndn(3) - 1);
+			b[pos] = rndn(2) ? (char) rndn(9) : (char) (b[pos] + rndn(3) - 1);
 			return;
 		}
 	}
@@ -1745,6 +1745,8 @@ run_iteration(int mutations)
 		kinds[a] = rndn(NSPECS);
 	desc = make_desc(natts, kinds);
 	enc = CompSpillEncoderCreate(desc, target);
+	/* keep encodings for one to four blocks, so later blocks reuse them */
+	CompSpillEncoderSetRecheck(enc, 1 + rndn(4));
 	CompSpillDecodedBlockInit(&blk, desc);
 
 	/* one run per iteration: its contexts go with pgstubs_free_all */
@@ -1797,6 +1799,11 @@ run_iteration(int mutations)
 					CompSpillEncoderRows(enc), nrows);
 			exit(1);
 		}
+		/* blocks stored uncompressed (ARRAY), cheap I/O, a new run */
+		CompSpillEncoderSetCompressed(enc, rndn(3) != 0);
+		CompSpillEncoderSetLight(enc, rndn(8) == 0);
+		if (rndn(6) == 0)
+			CompSpillEncoderNewRun(enc);
 		rawlen = CompSpillEncoderSize(enc);
 		raw = malloc(rawlen);
 		CompSpillEncoderFinish(enc, raw);
@@ -1878,9 +1885,18 @@ main(int argc, char **argv)
 
 	printf("blockcodec fuzz: seed %llu, mode %s, %ld iterations, %lds\n",
 		   (unsigned long long) seed, mode, it, (long) (time(NULL) - start));
-	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld, numeric %ld\n",
+	printf("blockcodec fuzz: columns plain %ld, packed %ld, front %ld, dict %ld, for %ld, delta %ld, numeric %ld, array %ld\n",
 		   enc_count[0], enc_count[1], enc_count[2], enc_count[3],
-		   enc_count[4], enc_count[5], enc_count[6]);
+		   enc_count[4], enc_count[5], enc_count[6], enc_count[7]);
+	/* a long enough run must reach every encoding */
+	for (int e = 0; e < 8 && it >= 1000; e++)
+	{
+		if (enc_count[e] == 0)
+		{
+			printf("blockcodec fuzz: encoding %d never came up\n", e);
+			nfailed++;
+		}
+	}
 	if (do_blocks)
 		printf("blockcodec fuzz: blocks: %ld round trips, %ld mutated blocks accepted, %ld rejected\n",
 			   nblock_trips, naccepted, nrejected);
