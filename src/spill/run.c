@@ -282,6 +282,7 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
 		MemoryContextSwitchTo(oldcxt);
 	}
 	Assert(CompSpillEncoderRows(sp->enc) == 0);
+	CompSpillEncoderNewRun(sp->enc);
 
 	memset(run, 0, sizeof(CompSpillRun));
 	run->serial = CompSpillCipherRunSerial();
@@ -460,6 +461,7 @@ compspill_emit_frame(CompSpill *sp)
 	codec = compspill_frame_codec(sp);
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		CompSpillEncoderSetLight(sp->enc, compspill_io_is_cheap(sp, codec));
+	CompSpillEncoderSetCompressed(sp->enc, codec != COMPSPILL_CODEC_NONE);
 	rawlen = CompSpillEncoderSize(sp->enc);
 	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
 		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);

@@ -64,7 +64,8 @@
 #ifndef BLOCK_TARGET
 #define BLOCK_TARGET	65536
 #endif
-#define NCOLS			16
+#define NCSV			16		/* the columns of the CSV file */
+#define NCOLS			17		/* and a random bytea column */
 
 /* ----------------------------------------------------------------
  * Backend stubs, enough for blockcodec.c outside the server.
@@ -91,7 +92,8 @@ typedef enum ColType
 	T_NUMERIC,
 	T_BPCHAR,
 	T_DATE,
-	T_VARCHAR
+	T_VARCHAR,
+	T_BYTEA
 } ColType;
 
 static const struct
@@ -115,6 +117,7 @@ static const struct
 	{"l_shipinstruct", T_BPCHAR},
 	{"l_shipmode", T_BPCHAR},
 	{"l_comment", T_VARCHAR},
+	{"random_bytea", T_BYTEA},
 };
 
 /* a tuple descriptor of the given columns of lineitem */
@@ -409,6 +412,16 @@ encode_all(TupleDesc desc, const int *cols, Datum *rows, int nrows,
 {
 	CompSpillEncoder *enc = CompSpillEncoderCreate(desc, BLOCK_TARGET);
 	int			natts = desc->natts;
+#ifdef CODEC_NEWAPI
+	const char *recheck = getenv("CODECBENCH_RECHECK");
+	const char *uncompressed = getenv("CODECBENCH_UNCOMPRESSED");
+
+	/* blocks stored uncompressed; blocks a column keeps its encoding */
+	if (uncompressed != NULL && atoi(uncompressed) != 0)
+		CompSpillEncoderSetCompressed(enc, false);
+	if (recheck != NULL)
+		CompSpillEncoderSetRecheck(enc, atoi(recheck));
+#endif
 	Datum	   *vals = xmalloc(sizeof(Datum) * natts);
 	bool	   *nulls = calloc(natts, sizeof(bool));
 	int			cap = 1024;
@@ -581,9 +594,9 @@ main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	for (int a = 0; a < NCOLS; a++)
+	for (int a = 0; a < NCSV; a++)
 		all[a] = a;
-	desc = make_desc(all, NCOLS);
+	desc = make_desc(all, NCSV);
 
 	/* read the rows */
 	rows = xmalloc(sizeof(Datum) * NCOLS * rowcap);
@@ -592,10 +605,10 @@ main(int argc, char **argv)
 		char	   *fields[NCOLS + 1];
 		Datum	   *v;
 
-		if (split_csv(line, fields, NCOLS + 1) != NCOLS)
+		if (split_csv(line, fields, NCSV + 1) != NCSV)
 		{
 			fprintf(stderr, "line %d does not have %d fields\n", nrows + 1,
-					NCOLS);
+					NCSV);
 			return 1;
 		}
 		if (nrows == rowcap)
@@ -604,7 +617,7 @@ main(int argc, char **argv)
 			rows = realloc(rows, sizeof(Datum) * NCOLS * rowcap);
 		}
 		v = rows + (Size) nrows * NCOLS;
-		for (int a = 0; a < NCOLS; a++)
+		for (int a = 0; a < NCSV; a++)
 		{
 			switch (columns[a].type)
 			{
@@ -626,6 +639,25 @@ main(int argc, char **argv)
 			}
 		}
 		bytes_in += minimal_tuple_size(desc, v);
+		{
+			/* random bytes, 16 to 200 of them, from a fixed-seed xorshift */
+			static uint64 x = UINT64CONST(88172645463325252);
+			char		buf[200];
+			Size		blen;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			blen = 16 + x % 185;
+			for (Size i = 0; i < blen; i++)
+			{
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				buf[i] = (char) (x >> 24);
+			}
+			v[NCSV] = make_text(buf, blen);
+		}
 		nrows++;
 	}
 	fclose(f);
@@ -633,6 +665,7 @@ main(int argc, char **argv)
 	/* full rows: cut the blocks, check them, time them */
 	nblocks = encode_all(desc, all, rows, nrows, NULL, &cuts, &blocks, &lens,
 						 &enc_best);
+	enc_best = 1e30;
 	verify_all(desc, all, rows, blocks, lens, cuts, nblocks);
 	for (int b = 0; b < nblocks; b++)
 		compress_block(blocks[b], lens[b], &total, scratch, scratch_cap, zc);
@@ -651,8 +684,8 @@ main(int argc, char **argv)
 	printf("codec %s: %s, %d rows, %d blocks of %d kB target, %zu bytes before encoding (%.1f a row)\n",
 		   CODEC_LABEL, argv[1], nrows, nblocks, BLOCK_TARGET / 1024, bytes_in,
 		   (double) bytes_in / nrows);
-	printf("%-16s %12s %12s %12s %8s %8s\n", "column", "encoded", "lz4",
-		   "zstd(1)", "lz4 B/row", "zstd B/row");
+	printf("%-16s %12s %12s %12s %8s %8s %8s %8s\n", "column", "encoded", "lz4",
+		   "zstd(1)", "lz4 B/row", "zstd B/row", "enc ns", "dec ns");
 
 	/* each column alone, with the same rows per block */
 	for (int a = 0; a < NCOLS; a++)
@@ -664,33 +697,51 @@ main(int argc, char **argv)
 		int			nb;
 		Sizes		sz = {0};
 
+		double		ebest = 1e30,
+					dbest = 1e30;
+
 		nb = encode_all(d1, &a, rows, nrows, cuts, NULL, &bl1, &le1, &t);
 		verify_all(d1, &a, rows, bl1, le1, cuts, nb);
 		for (int b = 0; b < nb; b++)
 			compress_block(bl1[b], le1[b], &sz, scratch, scratch_cap, zc);
-		printf("%-16s %12zu %12zu %12zu %8.2f %8.2f", columns[a].name,
-			   sz.raw, sz.lz4, sz.zstd, (double) sz.lz4 / nrows,
-			   (double) sz.zstd / nrows);
+		/* this column's encode and decode time, best of repeat */
+		for (int i = 0; i < repeat; i++)
+		{
+			char	  **bl2;
+			Size	   *le2;
+
+			dbest = Min(dbest, decode_all(d1, bl1, le1, cuts, nb));
+			(void) encode_all(d1, &a, rows, nrows, cuts, NULL, &bl2, &le2, &t);
+			ebest = Min(ebest, t);
+			free_blocks(bl2, le2, nb);
+		}
+		printf("%-16s %12zu %12zu %12zu %8.2f %8.2f %8.1f %8.1f",
+			   columns[a].name, sz.raw, sz.lz4, sz.zstd,
+			   (double) sz.lz4 / nrows, (double) sz.zstd / nrows,
+			   ebest * 1e9 / nrows, dbest * 1e9 / nrows);
 #ifdef CODEC_ENCODINGS
 		{
-			/* version 2 blocks: the encoding byte of the one column */
+			/* version 2 and 3 blocks: the encoding byte of the one column */
 			static const char *const names[] = {"plain", "packed", "front",
-			"dict", "for", "delta", "numeric"};
-			int			count[7] = {0};
+			"dict", "for", "delta", "numeric", "array"};
+			int			count[8] = {0};
 
 			for (int b = 0; b < nb; b++)
-				if (le1[b] > 16 && (uint8) bl1[b][16] < 7)
+				if (le1[b] > 16 && (uint8) bl1[b][16] < 8)
 					count[(uint8) bl1[b][16]]++;
 			printf("  ");
-			for (int e = 0; e < 7; e++)
+			for (int e = 0; e < 8; e++)
 				if (count[e] > 0)
 					printf(" %s %d", names[e], count[e]);
 		}
 #endif
 		printf("\n");
-		colsum.raw += sz.raw;
-		colsum.lz4 += sz.lz4;
-		colsum.zstd += sz.zstd;
+		if (a < NCSV)
+		{
+			colsum.raw += sz.raw;
+			colsum.lz4 += sz.lz4;
+			colsum.zstd += sz.zstd;
+		}
 		free_blocks(bl1, le1, nb);
 		free(d1);
 	}
