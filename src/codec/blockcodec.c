@@ -1033,8 +1033,9 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 	/*
 	 * The arena holds the rebuild buffers of front-coded columns, then one
 	 * row's rebuilt values; the fixed buffer the dictionaries, then the
-	 * arrays made once per block from byte planes and packed integers, so
-	 * that each row reads its values from consecutive bytes.
+	 * arrays made once per block from byte planes, packed integers and
+	 * packed codes, so that each row reads its values from consecutive
+	 * bytes.
 	 */
 	compspill_reserve(blk->cxt, &blk->arena, &blk->arena_cap,
 					  buf_need + row_need);

@@ -6,7 +6,9 @@
  * For a handful of distinct values (at most 256, all of them short): the
  * distinct values as 1-byte-header varlenas ("ndict" of them, in order of
  * first appearance), then each row's index into them in "bits" bits,
- * bit-packed.  The decoder hands out pointers to the entries in the block.
+ * bit-packed.  The decoder unpacks the codes into an array once per block,
+ * checking each in the same pass, and hands out pointers to the entries
+ * in the block.
  *
  * The encoder's hash table is shared by the columns; choosing leaves it
  * empty again by clearing only the slots it used, and keeps each value's
@@ -200,10 +202,14 @@ dict_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
 		return false;
 	}
 	cur->dicts_len = sizeof(Datum) * view->ndict;
+	cur->fixed_len = view->nvalues;
 	return true;
 }
 
-/* Point at the entries, and check every code against the dictionary */
+/*
+ * Point at the entries, and unpack the codes into an array at *fixed,
+ * checking each against the dictionary in the same pass.
+ */
 static bool
 dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 		   char **dicts, char **buf, const char **errdetail)
@@ -225,6 +231,7 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 	{
 		uint64		code = compspill_bits_get(&b, view->bits);
 
+		(*fixed)[i] = (char) (uint8) code;
 		if (code >= view->ndict)
 		{
 			*errdetail = psprintf("Column %d code %u is %llu, past the dictionary of %u.",
@@ -239,9 +246,8 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 							  attnum);
 		return false;
 	}
-	/* the rows read the codes again, one at a time */
-	memset(&cur->packed, 0, sizeof(cur->packed));
-	cur->packed.rp = (const unsigned char *) p;
+	cur->values = *fixed;
+	*fixed += cur->fixed_len;
 	return true;
 }
 
@@ -249,7 +255,7 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 static Datum
 dict_next(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur, Size *off)
 {
-	return cur->dict[compspill_bits_get(&cur->packed, cur->view.bits)];
+	return cur->dict[(uint8) *cur->values++];
 }
 
 const CompSpillEncodingOps compspill_enc_dict = {
