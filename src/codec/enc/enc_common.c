@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "codec/enc/encoding.h"
@@ -32,33 +33,26 @@ compspill_stream_grow(MemoryContext cxt, CompSpillStream *s, Size need)
 }
 
 /*
- * Make the column's per-value scratch arrays (FRONT's shared lengths,
- * DICT's codes, NUMERIC's integers) hold a value for each of its non-null
- * values in the current block.
+ * Return a per-value scratch array of a column (FRONT's shared lengths,
+ * DICT's codes, NUMERIC's integers) at array, of *cap values of width
+ * bytes, made to hold at least n values; it grows by doubling, and keeps
+ * none of its contents when it does.
  */
-void
-compspill_column_scratch(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
+void *
+compspill_scratch(CompSpillEncoder *enc, void *array, uint32 *cap,
+				  Size width, uint32 n)
 {
-	uint32		n = compspill_col_nvalues(enc, col);
 	uint32		newcap;
 
-	if (n <= col->scratch_cap)
-		return;
-	newcap = Max(n, Min(enc->max_rows, Max(col->scratch_cap * 2, 256)));
-	if (col->shared != NULL)
-	{
-		pfree(col->shared);
-		pfree(col->codes);
-		pfree(col->nums);
-		col->shared = NULL;
-		col->codes = NULL;
-		col->nums = NULL;
-		col->scratch_cap = 0;
-	}
-	col->shared = MemoryContextAllocHuge(enc->cxt, sizeof(uint32) * newcap);
-	col->codes = MemoryContextAllocHuge(enc->cxt, sizeof(uint8) * newcap);
-	col->nums = MemoryContextAllocHuge(enc->cxt, sizeof(int64) * newcap);
-	col->scratch_cap = newcap;
+	if (n <= *cap && array != NULL)
+		return array;
+	newcap = pg_nextpower2_32(Max(n, 64));
+	if (array != NULL)
+		pfree(array);
+	*cap = 0;
+	array = MemoryContextAllocHuge(enc->cxt, width * newcap);
+	*cap = newcap;
+	return array;
 }
 
 /*

@@ -78,7 +78,15 @@ dict_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 											sizeof(CompSpillDictSlot) *
 											COMPSPILL_DICT_SLOTS);
 	slots = enc->slots;
-	compspill_column_scratch(enc, col);
+	if (col->dict_data == NULL)
+	{
+		col->dict_data = MemoryContextAlloc(enc->cxt, sizeof(const char *) *
+											COMPSPILL_DICT_MAX);
+		col->dict_len = MemoryContextAlloc(enc->cxt, sizeof(uint32) *
+										   COMPSPILL_DICT_MAX);
+	}
+	col->codes = compspill_scratch(enc, col->codes, &col->codes_cap,
+								   sizeof(uint8), n);
 
 	while (lp < lend)
 	{

@@ -70,7 +70,8 @@ front_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 	if (n == 0 || col->nraw > 0)
 		return false;
-	compspill_column_scratch(enc, col);
+	col->shared = compspill_scratch(enc, col->shared, &col->shared_cap,
+								   sizeof(uint32), n);
 
 	while (lp < lend)
 	{

@@ -235,7 +235,8 @@ numeric_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 	if (n == 0 || col->nraw > 0 || !col->is_numeric ||
 		col->maxlen > COMPSPILL_NUMERIC_MAX_DATA)
 		return false;
-	compspill_column_scratch(enc, col);
+	col->nums = compspill_scratch(enc, col->nums, &col->nums_cap,
+								   sizeof(int64), n);
 
 	while (lp < lend)
 	{

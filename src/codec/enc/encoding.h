@@ -132,12 +132,14 @@ typedef struct CompSpillEncoderColumn
 	uint32	   *shared;			/* FRONT: bytes shared with the previous */
 	uint8	   *codes;			/* DICT: codes */
 	int64	   *nums;			/* NUMERIC: scaled integers */
-	uint32		scratch_cap;	/* values the three arrays hold */
+	uint32		shared_cap;		/* values each array holds */
+	uint32		codes_cap;
+	uint32		nums_cap;
 	int64		num_base;		/* NUMERIC: the smallest integer */
 	int64		int_min;		/* FOR: the smallest value */
 	int64		delta_min;		/* DELTA: the smallest difference */
-	const char *dict_data[COMPSPILL_DICT_MAX];	/* DICT: the entries */
-	uint32		dict_len[COMPSPILL_DICT_MAX];
+	const char **dict_data;		/* DICT: the entries, made on first use */
+	uint32	   *dict_len;
 } CompSpillEncoderColumn;
 
 struct CompSpillEncoder
@@ -263,8 +265,8 @@ extern const CompSpillEncodingOps compspill_enc_numeric;
 /* enc_common.c */
 extern void compspill_stream_grow(MemoryContext cxt, CompSpillStream *s,
 								  Size need);
-extern void compspill_column_scratch(CompSpillEncoder *enc,
-									 CompSpillEncoderColumn *col);
+extern void *compspill_scratch(CompSpillEncoder *enc, void *array,
+							   uint32 *cap, Size width, uint32 n);
 extern bool compspill_check_raw(const char *src, Size len);
 extern int64 compspill_check_packed(const char *p, Size len, uint32 n,
 									int attnum, const char *what,
