@@ -21,6 +21,7 @@
 #ifndef COMPSPILL_ENCODING_H
 #define COMPSPILL_ENCODING_H
 
+#include "utils/expandeddatum.h"	/* brings varatt.h on 16 and later */
 #include "access/tupdesc.h"
 #include "port/pg_bitutils.h"
 
