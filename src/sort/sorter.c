@@ -388,6 +388,10 @@ compspill_measure(CompSpillSorter *s)
 {
 	int64		held = MemoryContextMemAllocated(s->maincxt, true);
 
+	/* and the codec's and cipher's contexts, which are malloc'd */
+	if (s->spill != NULL)
+		held += CompSpillOutsideMemory(s->spill);
+
 	if (held > s->stats.peak_mem)
 		s->stats.peak_mem = held;
 	return held;
@@ -503,6 +507,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->tupdesc = tupdesc;
 	s->natts = tupdesc->natts;
 	s->settings = *set;
+	s->settings.mem_limit = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	s->est_rows = spec->est_rows;
 	s->est_width = spec->est_width;
 	s->random_access = spec->random_access;
@@ -569,6 +574,15 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 		s->small_writer = true;
 	}
 	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
+
+	/*
+	 * The codec's and cipher's contexts too, when a spill is expected: a
+	 * sort expected to fit keeps that memory for its rows, as native sort
+	 * would, and if it spills all the same its first run is written with
+	 * them on top.
+	 */
+	if (!s->small_writer)
+		s->writer_reserve += CompSpillOutsideMemoryEstimate(&s->settings);
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -839,6 +853,18 @@ compspill_bound_runs(CompSpillSorter *s)
 }
 
 /*
+ * Return what the spill's codec and cipher contexts may still grow by: up
+ * to what was estimated for them (the zstd decompression context comes
+ * with the first merge, the compression context grows with the blocks).
+ */
+static int64
+compspill_outside_growth(CompSpillSorter *s)
+{
+	return Max(CompSpillOutsideMemoryEstimate(&s->settings) -
+			   CompSpillOutsideMemory(s->spill), 0);
+}
+
+/*
  * Write the datum path's values to the run being written, with its NULLs
  * first or last as the key says, and forget them.
  */
@@ -906,7 +932,7 @@ compspill_dump_run(CompSpillSorter *s)
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
 	compspill_measure(s);
-	s->writer_reserve = 0;
+	s->writer_reserve = compspill_outside_growth(s);
 	if (s->later_block_size > 0)
 	{
 		/* see compspill_start_spill: larger blocks from now on */
@@ -914,8 +940,8 @@ compspill_dump_run(CompSpillSorter *s)
 		s->later_block_size = 0;
 		CompSpillSetBlockSize(s->spill, s->block_size);
 		s->stats.block_size = s->block_size;
-		s->writer_reserve = CompSpillWriterMemory(s->block_size,
-												  s->write_size);
+		s->writer_reserve += CompSpillWriterMemory(s->block_size,
+												   s->write_size);
 	}
 	MemoryContextReset(s->tuplecxt);
 	compspill_bound_runs(s);
