@@ -347,8 +347,7 @@ compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
 		*block_size = block;
 	if (write_size)
 		*write_size = write;
-	return CompSpillWriterMemory(block, write) + 3 * block +
-		CompSpillOutsideMemoryEstimate(&st->set);
+	return CompSpillWriterMemory(block, write) + 3 * block;
 }
 
 /*
