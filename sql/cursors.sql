@@ -227,6 +227,13 @@ COMMIT;
 SELECT plan_shape('DECLARE x NO SCROLL CURSOR FOR SELECT * FROM cu ORDER BY g, id');
 SELECT plan_shape('DECLARE x SCROLL CURSOR WITH HOLD FOR SELECT * FROM cu ORDER BY t, id');
 
+-- the datum path (one by-value column sorted on itself) read by position,
+-- in memory and spilled
+SET work_mem = '16MB';
+SELECT label, compare_walk('SELECT g FROM cu ORDER BY g', steps, 'compspill') AS datum_in_memory FROM walks ORDER BY wid;
+SET work_mem = '64kB';
+SELECT label, compare_walk('SELECT g FROM cu ORDER BY g DESC', steps, 'compspill store') AS datum_spilled FROM walks ORDER BY wid;
 RESET work_mem;
 DROP TABLE cu, walks;
 DROP FUNCTION cursor_walk(text, text[], bool, bool), compare_walk(text, text[], text, bool), fetch_all_md5(text, int);
+

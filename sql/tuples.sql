@@ -64,3 +64,43 @@ SELECT compare_sorted(:'q1000', 'memory');
 
 RESET work_mem;
 DROP TABLE tu_drop, tu_missing;
+
+-- the datum path: one by-value column sorted on itself keeps its values
+-- only, its NULLs counted apart; in memory and spilled, both directions,
+-- NULLs first and last, int, bigint, float8 with NaN, infinities and -0
+-- (ties of 0 and -0 are compared on the keys: their order among themselves
+-- is the sort's own), a single by-reference column (the row path), and a
+-- merge join whose inner sorts take the datum path with mark and restore
+CREATE TABLE tu_narrow AS
+SELECT CASE WHEN g % 11 = 0 THEN NULL ELSE (g * 7919) % 100003 END::int AS i,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE (g::bigint * 104729) % 1000003 - 500000 END AS b,
+       CASE g % 17 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '-0' WHEN 3 THEN '0'
+            WHEN 4 THEN '-Infinity' WHEN 5 THEN 'Infinity'
+            ELSE ((g * 7919) % 10007 - 5000) / 7.0 END::float8 AS f
+FROM generate_series(1, 40000) g;
+ANALYZE tu_narrow;
+SET work_mem = '64kB';
+SELECT compare_sorted('SELECT b FROM tu_narrow ORDER BY b', 'spill');
+SELECT compare_sorted('SELECT b FROM tu_narrow ORDER BY b DESC', 'spill');
+SELECT compare_sorted('SELECT b FROM tu_narrow ORDER BY b NULLS FIRST', 'spill');
+SELECT compare_sorted('SELECT b FROM tu_narrow ORDER BY b DESC NULLS LAST', 'spill');
+SELECT compare_sorted('SELECT i FROM tu_narrow ORDER BY i', 'spill');
+SELECT compare_sorted('SELECT i FROM tu_narrow ORDER BY i DESC', 'spill');
+SELECT compare_keys('SELECT f FROM tu_narrow ORDER BY f', 'f + 0', 'spill');
+SELECT compare_keys('SELECT f FROM tu_narrow ORDER BY f DESC NULLS LAST', 'f + 0', 'spill');
+SELECT compare_sorted('SELECT i::text AS t FROM tu_narrow ORDER BY 1 NULLS FIRST', 'spill');
+-- NULLs take no memory on the datum path: twenty thousand of them stay in it
+SELECT compare_sorted('SELECT CASE WHEN g < 0 THEN g END AS n FROM generate_series(1, 20000) g ORDER BY 1', 'memory');
+SET work_mem = '16MB';
+SELECT compare_sorted('SELECT b FROM tu_narrow ORDER BY b', 'memory');
+SELECT compare_sorted('SELECT i FROM tu_narrow ORDER BY i DESC NULLS LAST', 'memory');
+SELECT compare_keys('SELECT f FROM tu_narrow ORDER BY f NULLS FIRST', 'f + 0', 'memory');
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b');
+SET work_mem = '64kB';
+SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET work_mem;
+DROP TABLE tu_narrow;

@@ -122,6 +122,8 @@ typedef struct CompSpillSettings
 	Size		block_size;		/* compspill.block_size, bytes */
 	Size		write_size;		/* compspill.write_size, bytes */
 	uint64		queryid;		/* the statement's query identifier, or 0 */
+	int64		mem_limit;		/* the operation's work_mem in bytes, set by
+								 * the operation; 0 if not known */
 } CompSpillSettings;
 
 struct EState;

@@ -37,7 +37,8 @@
  * authenticated and decrypted in place in the read window, before anything
  * is decompressed or decoded.  Everything goes through OpenSSL's EVP
  * interface; the cipher contexts are freed by a memory context callback, so
- * an error frees them too.
+ * an error frees them too.  OpenSSL mallocs them, so what they hold is
+ * counted apart (CompSpillCipherMemory).
  *
  * IDENTIFICATION
  *	  src/codec/cipher.c
@@ -53,6 +54,16 @@
 #include "compspill.h"
 
 #define COMPSPILL_KEY_SIZE		32
+
+/*
+ * What OpenSSL mallocs for one AES-256-GCM EVP_CIPHER_CTX set up as
+ * CompSpillCipherCreate does, outside every memory context: 1152 bytes
+ * (OpenSSL 3.0, counted with CRYPTO_set_mem_functions and
+ * malloc_usable_size over a second pair of contexts, after the first use
+ * has loaded the provider, which is the backend's once and not a
+ * spill's), rounded up.
+ */
+#define COMPSPILL_CIPHER_CTX_MEM	1280
 #define COMPSPILL_NONCE_SIZE	12
 
 /* EVP takes int lengths: longer payloads go through in pieces */
@@ -160,6 +171,15 @@ CompSpillCipherCreate(void)
 		EVP_DecryptInit_ex(c->dec, NULL, NULL, compspill_key, NULL) != 1)
 		compspill_cipher_error("set up decryption of");
 	return c;
+}
+
+/*
+ * Return what a spill's cipher contexts hold outside memory contexts.
+ */
+Size
+CompSpillCipherMemory(void)
+{
+	return 2 * COMPSPILL_CIPHER_CTX_MEM;
 }
 
 /*

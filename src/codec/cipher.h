@@ -20,6 +20,7 @@ typedef struct CompSpillCipher CompSpillCipher;
 #define COMPSPILL_CIPHER_TAG_SIZE	16
 
 extern CompSpillCipher *CompSpillCipherCreate(void);
+extern Size CompSpillCipherMemory(void);
 extern uint64 CompSpillCipherRunSerial(void);
 extern const char *CompSpillCipherLastError(void);
 extern void CompSpillEncrypt(CompSpillCipher *c, uint64 serial, int64 frame,

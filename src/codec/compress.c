@@ -14,6 +14,26 @@
  * compressor lives in frees them, so that an error, which deletes that
  * context, does not leak them.
  *
+ * Memory
+ * ------
+ *
+ * Being malloc'd, the zstd contexts are not in any memory context, so
+ * MemoryContextMemAllocated does not see them: CompSpillCompressorMemory
+ * reports what they hold (ZSTD_sizeof_CCtx, ZSTD_sizeof_DCtx), and the
+ * spill's owners add it to what they measure.  The lz4 state is palloc'd
+ * in the compressor's context and measured with it.  What zstd takes
+ * grows with the block size (its window, hash tables and block buffers):
+ * at level 1, a compression context takes 74kB for blocks of 4kB and
+ * 304kB for 64kB; a decompression context always takes 96kB.  Given the
+ * operation's memory limit, the compressor keeps both within a quarter of
+ * it (COMPSPILL_ZSTD_SHARE) by lowering the window, and with it the hash
+ * and chain tables, from what the level would use for the largest block
+ * the spill sizing policy allows; CompSpillCodecMemoryEstimate says beforehand what the
+ * contexts will take, for the owner's reservation.  The estimates use
+ * zstd's ZSTD_getCParams and ZSTD_estimate*Size, of its static-linking
+ * API (exported by the shared library since zstd 1.3, and exact: what
+ * ZSTD_sizeof_CCtx reports afterwards, at most).
+ *
  * COMPSPILL_CODEC_AUTO is a setting value only: it must be resolved to a
  * real codec before a block is compressed, and it is never stored in a
  * frame.
@@ -36,6 +56,7 @@
 #include <limits.h>
 
 #include <lz4.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getCParams, ZSTD_estimate*Size */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -44,9 +65,14 @@
 #include "codec/compress.h"
 #include "compspill.h"
 
+/* The zstd contexts take at most this fraction of the memory limit */
+#define COMPSPILL_ZSTD_SHARE		4
+
 struct CompSpillCompressor
 {
 	int			zstd_level;		/* zstd compression level */
+	int64		mem_limit;		/* the operation's memory, 0 if unknown */
+	Size		largest_block;	/* the largest block it may compress */
 	MemoryContext cxt;			/* context holding this struct */
 	ZSTD_CCtx  *zcctx;			/* zstd compression context, or NULL */
 	ZSTD_DCtx  *zdctx;			/* zstd decompression context, or NULL */
@@ -118,6 +144,91 @@ CompSpillCompressorCreate(int zstd_level)
 	MemoryContextRegisterResetCallback(comp->cxt, &comp->cb);
 
 	return comp;
+}
+
+/*
+ * Tell the compressor the memory limit of its operation, in bytes, and the
+ * largest block it may be given, before its first block: its zstd contexts
+ * are then kept within a COMPSPILL_ZSTD_SHARE-th of the limit.
+ */
+void
+CompSpillCompressorSetMemLimit(CompSpillCompressor *comp, Size largest_block,
+							   int64 mem_limit)
+{
+	Assert(comp->zcctx == NULL);
+	comp->largest_block = largest_block;
+	comp->mem_limit = mem_limit;
+}
+
+/*
+ * Work out the zstd compression parameters for level within mem_limit
+ * (none if 0): the level's own for blocks of largest_block bytes,
+ * with a smaller window (and hash and chain tables no larger than it)
+ * until the compression context and a decompression context fit a
+ * COMPSPILL_ZSTD_SHARE-th of the limit, or the window is zstd's smallest.
+ * Return whether they were lowered.
+ */
+static bool
+compspill_zstd_params(int level, Size largest_block, int64 mem_limit,
+					  ZSTD_compressionParameters *cp)
+{
+	int64		budget;
+	bool		lowered = false;
+
+	*cp = ZSTD_getCParams(level, (unsigned long long) largest_block, 0);
+	if (mem_limit <= 0)
+		return false;
+	budget = mem_limit / COMPSPILL_ZSTD_SHARE - (int64) ZSTD_estimateDCtxSize();
+	while (cp->windowLog > ZSTD_WINDOWLOG_MIN &&
+		   (int64) ZSTD_estimateCCtxSize_usingCParams(*cp) > budget)
+	{
+		cp->windowLog--;
+		cp->hashLog = Min(cp->hashLog, cp->windowLog + 1);
+		cp->chainLog = Min(cp->chainLog, cp->windowLog + 1);
+		lowered = true;
+	}
+	return lowered;
+}
+
+/*
+ * Estimate what the state of codec takes for an operation whose memory
+ * limit is mem_limit: with zstd the two contexts, with lz4 its state, with
+ * auto both.  The owner of a spill reserves it before the spill exists.
+ */
+Size
+CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
+							 Size largest_block, int64 mem_limit)
+{
+	Size		total = 0;
+
+	if (codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO)
+		total += (Size) LZ4_sizeofState() + 64;
+	if (codec == COMPSPILL_CODEC_ZSTD || codec == COMPSPILL_CODEC_AUTO)
+	{
+		ZSTD_compressionParameters cp;
+
+		(void) compspill_zstd_params(zstd_level, largest_block, mem_limit,
+									 &cp);
+		total += ZSTD_estimateCCtxSize_usingCParams(cp) +
+			ZSTD_estimateDCtxSize();
+	}
+	return total;
+}
+
+/*
+ * Return what the compressor's malloc'd zstd contexts hold now, in bytes:
+ * memory no memory context sees.
+ */
+Size
+CompSpillCompressorMemory(CompSpillCompressor *comp)
+{
+	Size		total = 0;
+
+	if (comp->zcctx != NULL)
+		total += ZSTD_sizeof_CCtx(comp->zcctx);
+	if (comp->zdctx != NULL)
+		total += ZSTD_sizeof_DCtx(comp->zdctx);
+	return total;
 }
 
 /*
@@ -249,6 +360,24 @@ compspill_get_zstd_cctx(CompSpillCompressor *comp)
 					 errdetail("Could not create a zstd compression context.")));
 		ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_compressionLevel,
 									 comp->zstd_level);
+		if (!ZSTD_isError(ret))
+		{
+			ZSTD_compressionParameters cp;
+
+			/* a smaller window where the memory limit asks for it */
+			if (compspill_zstd_params(comp->zstd_level, comp->largest_block,
+									  comp->mem_limit, &cp))
+			{
+				ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_windowLog,
+											 (int) cp.windowLog);
+				if (!ZSTD_isError(ret))
+					ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_hashLog,
+												 (int) cp.hashLog);
+				if (!ZSTD_isError(ret))
+					ret = ZSTD_CCtx_setParameter(comp->zcctx, ZSTD_c_chainLog,
+												 (int) cp.chainLog);
+			}
+		}
 		if (ZSTD_isError(ret))
 		{
 			/* do not keep a context without its level */

@@ -21,6 +21,12 @@
 typedef struct CompSpillCompressor CompSpillCompressor;
 
 extern CompSpillCompressor *CompSpillCompressorCreate(int zstd_level);
+extern void CompSpillCompressorSetMemLimit(CompSpillCompressor *comp,
+										   Size largest_block,
+										   int64 mem_limit);
+extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
+extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
+										 Size largest_block, int64 mem_limit);
 extern Size CompSpillCompressBound(CompSpillCompressor *comp,
 								   CompSpillCodec codec, Size srclen);
 extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,

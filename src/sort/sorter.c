@@ -75,6 +75,20 @@
 	Max(1024, ALLOCSET_SEPARATE_THRESHOLD / sizeof(CompSpillSortTuple) + 1)
 
 /*
+ * The datum path: the initial size of its array (the most a small chunk
+ * holds, one more), the least share of work_mem its array may take however
+ * much the spill's fixed costs leave (at 64kB they take more than
+ * work_mem; native's array takes all of it, with a SortTuple of 24 bytes
+ * a row where a value takes 8), and the size a value would have as a
+ * minimal tuple, which the spill figures count as the bytes of a row.
+ */
+#define COMPSPILL_INITIAL_DATUMS \
+	(ALLOCSET_SEPARATE_THRESHOLD / sizeof(Datum) + 1)
+#define COMPSPILL_DATUM_MIN_SHARE	2	/* half of work_mem */
+#define COMPSPILL_DATUM_ROW_LEN(attlen) \
+	((int) (MAXALIGN(SizeofHeapTupleHeader) - MINIMAL_TUPLE_OFFSET + (attlen)))
+
+/*
  * What one run costs in the list of runs: its entry (the array doubles) and
  * its extent map; and the fewest runs the list holds before some are merged.
  */
@@ -117,6 +131,17 @@ struct CompSpillSorter
 	int			est_width;
 	bool		random_access;	/* backward reads, mark and restore */
 
+	/*
+	 * The datum path: one by-value column sorted on itself keeps only its
+	 * values, in datums[0 .. ndatums), and counts its NULLs (memtuples is
+	 * then unused, memtupsize is the capacity of datums).
+	 */
+	bool		datum_mode;
+	Datum	   *datums;
+	int			ndatums;
+	int			nnulls;
+	int			datum_row_len;	/* a value's size as a minimal tuple */
+
 	/* sort keys */
 	int			nkeys;
 	SortSupport ssup;			/* nkeys entries */
@@ -135,7 +160,7 @@ struct CompSpillSorter
 
 	/* rows in memory */
 	CompSpillSortTuple *memtuples;
-	int			memtupcount;
+	int			memtupcount;	/* rows held, the datum path's NULLs too */
 	int			memtupsize;
 	bool		growmemtuples;
 	int64		abbrev_next;	/* when to consider aborting abbreviation */
@@ -262,6 +287,71 @@ COMPSPILL_DEFINE_CMP(compspill_cmp_int32, ApplyInt32SortComparator)
 #include "lib/sort_template.h"
 
 /*
+ * Define a comparison of two values of the datum path, which are never
+ * NULL, with the given comparator.
+ */
+#define COMPSPILL_DEFINE_DATUM_CMP(name, apply) \
+static inline int \
+name(const Datum *a, const Datum *b, CompSpillSorter *s) \
+{ \
+	return apply(*a, false, *b, false, s->ssup); \
+}
+
+COMPSPILL_DEFINE_DATUM_CMP(compspill_dcmp_generic, ApplySortComparator)
+COMPSPILL_DEFINE_DATUM_CMP(compspill_dcmp_signed, ApplySignedSortComparator)
+COMPSPILL_DEFINE_DATUM_CMP(compspill_dcmp_int32, ApplyInt32SortComparator)
+
+#define ST_SORT compspill_dsort_generic
+#define ST_ELEMENT_TYPE Datum
+#define ST_COMPARE(a, b, arg) compspill_dcmp_generic(a, b, arg)
+#define ST_COMPARE_ARG_TYPE CompSpillSorter
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT compspill_dsort_signed
+#define ST_ELEMENT_TYPE Datum
+#define ST_COMPARE(a, b, arg) compspill_dcmp_signed(a, b, arg)
+#define ST_COMPARE_ARG_TYPE CompSpillSorter
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT compspill_dsort_int32
+#define ST_ELEMENT_TYPE Datum
+#define ST_COMPARE(a, b, arg) compspill_dcmp_int32(a, b, arg)
+#define ST_COMPARE_ARG_TYPE CompSpillSorter
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/*
+ * Sort the values of the datum path, with the variant that inlines the
+ * key's comparator when there is one (by-value types have no abbreviated
+ * keys, so no unsigned variant is needed).
+ */
+static void
+compspill_sort_datums(CompSpillSorter *s)
+{
+	SortSupport ssup = s->ssup;
+
+	if (s->ndatums <= 1)
+		return;
+#if SIZEOF_DATUM >= 8
+	if (ssup->comparator == ssup_datum_signed_cmp)
+		compspill_dsort_signed(s->datums, s->ndatums, s);
+	else
+#endif
+	if (ssup->comparator == ssup_datum_int32_cmp)
+		compspill_dsort_int32(s->datums, s->ndatums, s);
+	else
+		compspill_dsort_generic(s->datums, s->ndatums, s);
+}
+
+/*
  * Sort the rows in memory, with the variant that inlines the first key's
  * comparator when there is one.
  */
@@ -270,6 +360,11 @@ compspill_sort_memtuples(CompSpillSorter *s)
 {
 	SortSupport ssup = s->ssup;
 
+	if (s->datum_mode)
+	{
+		compspill_sort_datums(s);
+		return;
+	}
 	if (s->memtupcount <= 1)
 		return;
 
@@ -292,6 +387,10 @@ static int64
 compspill_measure(CompSpillSorter *s)
 {
 	int64		held = MemoryContextMemAllocated(s->maincxt, true);
+
+	/* and the codec's and cipher's contexts, which are malloc'd */
+	if (s->spill != NULL)
+		held += CompSpillOutsideMemory(s->spill);
 
 	if (held > s->stats.peak_mem)
 		s->stats.peak_mem = held;
@@ -408,6 +507,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->tupdesc = tupdesc;
 	s->natts = tupdesc->natts;
 	s->settings = *set;
+	s->settings.mem_limit = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	s->est_rows = spec->est_rows;
 	s->est_width = spec->est_width;
 	s->random_access = spec->random_access;
@@ -419,6 +519,13 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 										  0, Min(s->tuple_block, 8192),
 										  s->tuple_block);
 
+	/*
+	 * A single by-value column sorted on itself takes the datum path, as
+	 * native sort's datum sort does: its value is the whole row.
+	 */
+	s->datum_mode = tupdesc->natts == 1 && spec->nkeys == 1 &&
+		spec->attnums[0] == 1 && TupleDescAttr(tupdesc, 0)->attbyval;
+
 	s->nkeys = spec->nkeys;
 	s->ssup = palloc0(sizeof(SortSupportData) * spec->nkeys);
 	for (k = 0; k < spec->nkeys; k++)
@@ -429,17 +536,27 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 		ssup->ssup_collation = spec->collations[k];
 		ssup->ssup_nulls_first = spec->nulls_first[k];
 		ssup->ssup_attno = spec->attnums[k];
-		ssup->abbreviate = (k == 0);
+		ssup->abbreviate = (k == 0 && !s->datum_mode);
 		PrepareSortSupportFromOrderingOp(spec->sortops[k], ssup);
 	}
 	s->attno1 = spec->nkeys > 0 ? spec->attnums[0] : 1;
 	s->abbrev_next = 10;
 
 	/* the initial array takes at most an eighth of work_mem */
-	s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
-						s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
 	s->growmemtuples = true;
-	s->memtuples = palloc(sizeof(CompSpillSortTuple) * s->memtupsize);
+	if (s->datum_mode)
+	{
+		s->memtupsize = Min(COMPSPILL_INITIAL_DATUMS,
+							s->allowed_mem / 8 / (int64) sizeof(Datum));
+		s->datums = palloc(sizeof(Datum) * s->memtupsize);
+		s->datum_row_len = COMPSPILL_DATUM_ROW_LEN(TupleDescAttr(tupdesc, 0)->attlen);
+	}
+	else
+	{
+		s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
+							s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
+		s->memtuples = palloc(sizeof(CompSpillSortTuple) * s->memtupsize);
+	}
 
 	/*
 	 * Reserve the writer: full size when the plan expects the rows not to
@@ -457,6 +574,15 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 		s->small_writer = true;
 	}
 	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
+
+	/*
+	 * The codec's and cipher's contexts too, when a spill is expected: a
+	 * sort expected to fit keeps that memory for its rows, as native sort
+	 * would, and if it spills all the same its first run is written with
+	 * them on top.
+	 */
+	if (!s->small_writer)
+		s->writer_reserve += CompSpillOutsideMemoryEstimate(&s->settings);
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -507,6 +633,48 @@ compspill_grow_memtuples(CompSpillSorter *s)
 
 	s->memtuples = repalloc_huge(s->memtuples,
 								 (Size) newsize * sizeof(CompSpillSortTuple));
+	s->memtupsize = (int) newsize;
+	compspill_remeasure(s);
+	return true;
+}
+
+/*
+ * Grow the datum path's array if memory allows; return whether it grew.
+ * It may take all that work_mem leaves, and at least a
+ * COMPSPILL_DATUM_MIN_SHARE-th of work_mem; the last growth takes what is
+ * left, as tuplesort's does, since the values are all the array holds.
+ */
+static bool
+compspill_grow_datums(CompSpillSorter *s)
+{
+	int64		oldspace;
+	int64		newsize;
+	int64		room;
+
+	if (!s->growmemtuples)
+		return false;
+
+	newsize = CompSpillGrowArraySize(s->memtupsize, sizeof(Datum));
+	if (newsize <= s->memtupsize)
+	{
+		s->growmemtuples = false;
+		return false;
+	}
+	oldspace = GetMemoryChunkSpace(s->datums);
+
+	/* what the array may take: all but what the rest of the sort holds */
+	room = Max(s->allowed_mem - (s->other_mem - oldspace),
+			   s->allowed_mem / COMPSPILL_DATUM_MIN_SHARE);
+	if (newsize * (int64) sizeof(Datum) + 64 > room)
+	{
+		/* the last growth: as far as it fits, if that is worth it */
+		s->growmemtuples = false;
+		newsize = (room - 64) / (int64) sizeof(Datum);
+		if (newsize < s->memtupsize + s->memtupsize / 8)
+			return false;
+	}
+
+	s->datums = repalloc_huge(s->datums, (Size) newsize * sizeof(Datum));
 	s->memtupsize = (int) newsize;
 	compspill_remeasure(s);
 	return true;
@@ -685,6 +853,49 @@ compspill_bound_runs(CompSpillSorter *s)
 }
 
 /*
+ * Return what the spill's codec and cipher contexts may still grow by: up
+ * to what was estimated for them (the zstd decompression context comes
+ * with the first merge, the compression context grows with the blocks).
+ */
+static int64
+compspill_outside_growth(CompSpillSorter *s)
+{
+	return Max(CompSpillOutsideMemoryEstimate(&s->settings) -
+			   CompSpillOutsideMemory(s->spill), 0);
+}
+
+/*
+ * Write the datum path's values to the run being written, with its NULLs
+ * first or last as the key says, and forget them.
+ */
+static void
+compspill_write_datums(CompSpillSorter *s)
+{
+	Datum		none = (Datum) 0;
+	bool		null = true;
+	bool		notnull = false;
+	bool		nulls_first = s->ssup->ssup_nulls_first;
+	int			i;
+
+	for (i = 0; nulls_first && i < s->nnulls; i++)
+		CompSpillRunPut(s->spill, &none, &null);
+	for (i = 0; i < s->ndatums; i++)
+	{
+		if ((i & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		CompSpillRunPut(s->spill, &s->datums[i], &notnull);
+	}
+	for (i = 0; !nulls_first && i < s->nnulls; i++)
+		CompSpillRunPut(s->spill, &none, &null);
+
+	s->stats.bytes_in += (int64) s->ndatums * s->datum_row_len +
+		(int64) s->nnulls * COMPSPILL_DATUM_ROW_LEN(0);
+	s->stats.rows_spilled += s->memtupcount;
+	s->ndatums = 0;
+	s->nnulls = 0;
+}
+
+/*
  * Sort the rows in memory and write them out as one run.
  */
 static void
@@ -700,7 +911,9 @@ compspill_dump_run(CompSpillSorter *s)
 	CompSpillRunBegin(s->spill, compspill_new_run(s));
 	s->stats.nruns++;
 	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
-	for (i = 0; i < s->memtupcount; i++)
+	if (s->datum_mode)
+		compspill_write_datums(s);
+	for (i = 0; !s->datum_mode && i < s->memtupcount; i++)
 	{
 		MinimalTuple tup = s->memtuples[i].tuple;
 
@@ -719,7 +932,7 @@ compspill_dump_run(CompSpillSorter *s)
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
 	compspill_measure(s);
-	s->writer_reserve = 0;
+	s->writer_reserve = compspill_outside_growth(s);
 	if (s->later_block_size > 0)
 	{
 		/* see compspill_start_spill: larger blocks from now on */
@@ -727,13 +940,35 @@ compspill_dump_run(CompSpillSorter *s)
 		s->later_block_size = 0;
 		CompSpillSetBlockSize(s->spill, s->block_size);
 		s->stats.block_size = s->block_size;
-		s->writer_reserve = CompSpillWriterMemory(s->block_size,
-												  s->write_size);
+		s->writer_reserve += CompSpillWriterMemory(s->block_size,
+												   s->write_size);
 	}
 	MemoryContextReset(s->tuplecxt);
 	compspill_bound_runs(s);
 	compspill_reserve_run(s);
 	compspill_remeasure(s);
+}
+
+/*
+ * Add one row to the sort on the datum path: its value, or one more NULL.
+ */
+static void
+compspill_put_datum(CompSpillSorter *s, TupleTableSlot *slot)
+{
+	/* a run holds fewer than INT_MAX rows, NULLs included */
+	if (unlikely(s->memtupcount >= INT_MAX - 1))
+		compspill_dump_run(s);
+
+	slot_getsomeattrs(slot, 1);
+	if (slot->tts_isnull[0])
+		s->nnulls++;
+	else
+	{
+		if (s->ndatums >= s->memtupsize && !compspill_grow_datums(s))
+			compspill_dump_run(s);
+		s->datums[s->ndatums++] = slot->tts_values[0];
+	}
+	s->memtupcount++;
 }
 
 /*
@@ -746,6 +981,12 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 	CompSpillSortTuple *stup;
 
 	Assert(s->status == COMPSPILL_LOADING);
+
+	if (s->datum_mode)
+	{
+		compspill_put_datum(s, slot);
+		return;
+	}
 
 	if (s->memtupcount >= s->memtupsize && !compspill_grow_memtuples(s))
 		compspill_dump_run(s);
@@ -821,8 +1062,12 @@ CompSpillSorterFinish(CompSpillSorter *s)
 		s->stats.bytes_written_early;
 
 	/* the array is not needed any more; its memory goes to the readers */
-	pfree(s->memtuples);
+	if (s->memtuples)
+		pfree(s->memtuples);
+	if (s->datums)
+		pfree(s->datums);
 	s->memtuples = NULL;
+	s->datums = NULL;
 	s->memtupsize = 0;
 	MemoryContextReset(s->tuplecxt);
 
@@ -843,6 +1088,30 @@ CompSpillSorterFinish(CompSpillSorter *s)
 }
 
 /*
+ * Return row number row of the datum path's sorted rows in the virtual
+ * slot: the NULLs come before or after the values, as the key says.
+ */
+static TupleTableSlot *
+compspill_datum_row(CompSpillSorter *s, int64 row)
+{
+	TupleTableSlot *slot = s->virtslot;
+	int64		value = s->ssup->ssup_nulls_first ? row - s->nnulls : row;
+
+	ExecClearTuple(slot);
+	if (value < 0 || value >= s->ndatums)
+	{
+		slot->tts_values[0] = (Datum) 0;
+		slot->tts_isnull[0] = true;
+	}
+	else
+	{
+		slot->tts_values[0] = s->datums[value];
+		slot->tts_isnull[0] = false;
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+/*
  * Return the next row in sort order, or going backward (only with random
  * access) the one before the row returned last, as tuplesort does; NULL
  * when there is none.  The slot's contents stay valid until the next call.
@@ -858,6 +1127,8 @@ CompSpillSorterGet(CompSpillSorter *s, bool forward)
 			row = CompSpillPosStep(&s->pos, s->memtupcount, forward);
 			if (row < 0)
 				return NULL;
+			if (s->datum_mode)
+				return compspill_datum_row(s, row);
 			return ExecStoreMinimalTuple(s->memtuples[row].tuple,
 										 s->minslot, false);
 		case COMPSPILL_SORTED_IN_STORE:

@@ -190,6 +190,7 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	st->what = what;
 	st->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	st->set = *set;
+	st->set.mem_limit = st->allowed_mem;
 	st->stats = &st->own_stats;
 	st->stats->codec = set->codec;
 	st->stats->dio_requested = set->dio;
@@ -234,6 +235,8 @@ compspill_store_measure(CompSpillStore *st)
 	if (st->stats != &st->own_stats)
 		return;
 	held = MemoryContextMemAllocated(st->cxt, true);
+	if (st->sp != NULL && st->own_sp)
+		held += CompSpillOutsideMemory(st->sp);
 	if (held > st->stats->peak_mem)
 		st->stats->peak_mem = held;
 }

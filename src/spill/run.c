@@ -182,6 +182,20 @@ compspill_frame_crc(const CompSpillFrameHeader *hdr, const char *payload)
 }
 
 /*
+ * Return the largest block a spill with the given settings writes (see
+ * CompSpillChooseSizes), for its codec's memory.
+ */
+static Size
+compspill_largest_block(const CompSpillSettings *set)
+{
+	Size		block;
+
+	CompSpillChooseSizes(set, Max(set->mem_limit, (int64) 64 * 1024), &block,
+						 NULL, NULL);
+	return block;
+}
+
+/*
  * Create the spill object of an operation whose rows are of tupdesc, a node
  * called what in compspill_activity: open its temp file, with extents of
  * extent_size bytes and a write buffer of write_size bytes, and prepare to
@@ -208,6 +222,8 @@ CompSpillCreate(TupleDesc tupdesc, const char *what,
 	sp->stats = stats;
 	sp->block_size = block_size;
 	sp->comp = CompSpillCompressorCreate(set->level);
+	CompSpillCompressorSetMemLimit(sp->comp, compspill_largest_block(set),
+								   set->mem_limit);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
 		CompSpillAutoInit(&sp->ac, set->level);
 	stats->queryid = set->queryid;
@@ -600,6 +616,40 @@ CompSpillEnd(CompSpill *sp)
 {
 	CompSpillFileClose(sp->file);
 	MemoryContextDelete(sp->cxt);
+}
+
+/*
+ * Return what the spill holds outside its memory contexts: the codec's
+ * malloc'd contexts and the cipher's.  Its owner adds it to what it
+ * measures.
+ */
+int64
+CompSpillOutsideMemory(CompSpill *sp)
+{
+	int64		held = (int64) CompSpillCompressorMemory(sp->comp);
+
+	if (sp->cipher != NULL)
+		held += (int64) CompSpillCipherMemory();
+	return held;
+}
+
+/*
+ * Estimate what a spill with the given settings will hold outside its
+ * memory contexts, and its lz4 state: for a reservation made before the
+ * spill exists.
+ */
+int64
+CompSpillOutsideMemoryEstimate(const CompSpillSettings *set)
+{
+	int64		held;
+
+	held = (int64) CompSpillCodecMemoryEstimate(set->codec, set->level,
+												compspill_largest_block(set),
+												set->mem_limit);
+
+	if (set->encrypt)
+		held += (int64) CompSpillCipherMemory();
+	return held;
 }
 
 /*

@@ -73,6 +73,8 @@ extern void CompSpillChooseSizes(const CompSpillSettings *set,
 								 int64 allowed_mem, Size *block_size,
 								 Size *write_size, Size *extent_size);
 extern int64 CompSpillWriterHeld(CompSpill *sp);
+extern int64 CompSpillOutsideMemory(CompSpill *sp);
+extern int64 CompSpillOutsideMemoryEstimate(const CompSpillSettings *set);
 
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
