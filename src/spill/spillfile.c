@@ -43,6 +43,24 @@
  * (tmpfs, some network filesystems), O_DIRECT is cleared, one NOTICE is
  * raised, and the operation continues with buffered I/O.
  *
+ * Writeback.  A buffered write returns as soon as its bytes are in the
+ * page cache; the device writes them later, and a writer only waits for it
+ * once the dirty pages reach the kernel's limit.  For compspill.codec =
+ * auto, which weighs compression against what a written byte costs, that
+ * wait comes too late (tens of MB, or never within a short spill) and then
+ * in bursts.  So once its caller asks for the figure
+ * (CompSpillFileTakeWritebackWait), a buffered file hands each window of
+ * COMPSPILL_WRITEBACK_WINDOW written bytes to the device at once with
+ * sync_file_range(SYNC_FILE_RANGE_WRITE), which does not wait, and at the
+ * end of the next window waits for the previous one to be on the device
+ * (SYNC_FILE_RANGE_WAIT_BEFORE), timing the wait.  A device that keeps up
+ * costs no wait (its writes overlap the sort's work); a slow one makes the
+ * writer wait about what it is behind, from the second window on, and the
+ * dirty pages stay at about two windows.  Under direct I/O the writes
+ * themselves wait for the device, and on tmpfs sync_file_range does nothing
+ * and costs nothing, as tmpfs's writes do.  Without sync_file_range
+ * (HAVE_SYNC_FILE_RANGE, from PostgreSQL's configure) nothing is measured.
+ *
  * Nothing here needs cleanup on error: the resource owner closes and
  * deletes the temp file at abort and the buffers belong to the memory
  * context that was current at creation.
@@ -114,7 +132,20 @@ struct CompSpillFile
 #ifdef USE_ASSERT_CHECKING
 	Size		reserved;		/* length of the open reservation */
 #endif
+
+	/* writeback measurement (see the file header) */
+	bool		wb_on;			/* asked for and not refused */
+	bool		wb_refused;		/* sync_file_range failed: never again */
+	off_t		wb_lo;			/* the window being written: file offsets */
+	off_t		wb_hi;
+	Size		wb_bytes;		/* bytes written in it */
+	off_t		wb_prev_lo;		/* the window handed to the device */
+	off_t		wb_prev_hi;		/* (wb_prev_hi == 0: none) */
+	instr_time	wb_wait;		/* waits not yet taken */
 };
+
+/* Bytes written between two writeback hand-overs */
+#define COMPSPILL_WRITEBACK_WINDOW	((Size) 1024 * 1024)
 
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
 static void compspill_prepare_io(CompSpillFile *file);
@@ -122,6 +153,7 @@ static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
 							  Size amount, off_t offset, Size seen);
 static void compspill_write(CompSpillFile *file, char *data, Size len,
 							off_t offset, Size seen);
+static void compspill_writeback(CompSpillFile *file, off_t offset, Size len);
 
 /* Allocate size bytes aligned to COMPSPILL_ALIGN in CurrentMemoryContext */
 char *
@@ -552,6 +584,8 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
 							FilePathName(file->vfd))));
 		}
 
+		if (file->wb_on && !file->dio)
+			compspill_writeback(file, offset + (off_t) done, (Size) rc);
 		done += rc;
 
 		/*
@@ -571,6 +605,85 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
 
 	if (offset + (off_t) len > file->stats->file_size)
 		file->stats->file_size = offset + (off_t) len;
+}
+
+/*
+ * Count len bytes just written at offset into the writeback window; when
+ * the window is full, wait for the previous one to reach the device
+ * (timed) and hand this one to it.  The descriptor is the one the write
+ * just used, so it is open.  A refusal (a file system without it) turns
+ * the measurement off for the file: the figure is a hint, and a device
+ * error shows in the writes and reads themselves.
+ */
+static void
+compspill_writeback(CompSpillFile *file, off_t offset, Size len)
+{
+#ifdef HAVE_SYNC_FILE_RANGE
+	int			fd;
+
+	if (file->wb_bytes == 0 || offset < file->wb_lo)
+		file->wb_lo = offset;
+	if (file->wb_bytes == 0 || offset + (off_t) len > file->wb_hi)
+		file->wb_hi = offset + (off_t) len;
+	file->wb_bytes += len;
+	if (file->wb_bytes < COMPSPILL_WRITEBACK_WINDOW)
+		return;
+
+	fd = FileGetRawDesc(file->vfd);
+	if (fd < 0)
+		return;					/* not open: try at the next write */
+
+	if (file->wb_prev_hi > 0)
+	{
+		instr_time	start;
+		instr_time	end;
+		int			rc;
+
+		INSTR_TIME_SET_CURRENT(start);
+		rc = sync_file_range(fd, file->wb_prev_lo,
+							 file->wb_prev_hi - file->wb_prev_lo,
+							 SYNC_FILE_RANGE_WAIT_BEFORE);
+		INSTR_TIME_SET_CURRENT(end);
+		if (rc != 0)
+		{
+			file->wb_on = false;
+			file->wb_refused = true;
+			return;
+		}
+		INSTR_TIME_ACCUM_DIFF(file->wb_wait, end, start);
+	}
+
+	if (sync_file_range(fd, file->wb_lo, file->wb_hi - file->wb_lo,
+						SYNC_FILE_RANGE_WRITE) != 0)
+	{
+		file->wb_on = false;
+		file->wb_refused = true;
+		return;
+	}
+	file->wb_prev_lo = file->wb_lo;
+	file->wb_prev_hi = file->wb_hi;
+	file->wb_bytes = 0;
+#endif
+}
+
+/*
+ * Return the seconds spent waiting for writeback since the last call, and
+ * turn the measurement on at the first call (codec = auto asks; the
+ * explicit codecs leave writeback to the kernel).  Zero under direct I/O,
+ * where the writes' own time includes the device's.
+ */
+double
+CompSpillFileTakeWritebackWait(CompSpillFile *file)
+{
+	double		secs;
+
+#ifdef HAVE_SYNC_FILE_RANGE
+	if (!file->wb_refused)
+		file->wb_on = true;
+#endif
+	secs = INSTR_TIME_GET_DOUBLE(file->wb_wait);
+	INSTR_TIME_SET_ZERO(file->wb_wait);
+	return secs;
 }
 
 /*
