@@ -431,13 +431,6 @@ compspill_feed_io(CompSpill *sp)
 		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
 								 secs);
 	CompSpillAutoRecordWriteback(&sp->ac, wait);
-	if (compspill_io_since(st->bytes_read, st->read_time,
-						   &sp->ac_read, &sp->ac_read_time, &secs))
-		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read, secs);
-	sp->ac_written = st->bytes_written;
-	sp->ac_write_time = st->write_time;
-	sp->ac_read = st->bytes_read;
-	sp->ac_read_time = st->read_time;
 }
 
 /*
