@@ -34,7 +34,10 @@
  * CompSpillAutoRecordCompress (the raw size, the stored size, the
  * seconds); the spill file's writes and reads, each a coalesced buffer of
  * about write_size bytes holding many blocks, come through
- * CompSpillAutoRecordWrite / RecordRead; readers report decompression
+ * CompSpillAutoRecordWrite / RecordRead, and the time spent waiting for
+ * the device to write back what was written (the spill file hands each
+ * written MB to the device at once and waits for it a MB later, see
+ * spill/spillfile.c) through CompSpillAutoRecordWriteback; readers report decompression
  * through CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
  * computed from totals: samples are summed until they add up to at least
  * COMPSPILL_AUTO_MIN_SAMPLE_NS of work (or COMPSPILL_AUTO_MAX_PENDING
@@ -55,6 +58,20 @@
  * per file byte and a well compressed spill writes rarely; no sample
  * weighs more than half, so that one outlier (the backend descheduled for
  * a while) does not take over.
+ *
+ * Writeback.  A buffered write costs a memory copy; the device's cost
+ * shows in the writeback waits, which CompSpillAutoRecordWriteback adds to
+ * the write estimate (time with no bytes: the bytes were counted by
+ * RecordWrite), so W is what the writer really waits per byte written,
+ * page cache copy plus device, from the first MB on.  Without it, on a
+ * slow device, W is the copy's cost until the kernel's dirty limit is
+ * reached (tens of MB later), and the first runs go out uncompressed.  A
+ * wait is only the part of the device's time that the sort's own work did
+ * not cover: a device as fast as the spill produces bytes costs nothing,
+ * which is right, since compression's CPU would not be repaid there.  When
+ * compression shrinks the writes below what the device keeps up with, the
+ * waits stop and W falls back towards the copy's cost, until the next
+ * waits: the choice settles on a mix that keeps the device about busy.
  *
  * What is not measured yet is estimated:
  *	- decompression, before a block of that codec has been read, costs a
@@ -516,6 +533,23 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 	compspill_auto_estimate_add(&ac->write, (double) bytes,
 								compspill_auto_ns(seconds),
 								ac->written_bytes,
+								COMPSPILL_AUTO_IO_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+}
+
+/*
+ * Record seconds spent waiting for the device to write back bytes already
+ * recorded by CompSpillAutoRecordWrite: they join the write estimate's
+ * pending time, to be folded in with the next written bytes.
+ */
+void
+CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac, double seconds)
+{
+	double		ns = compspill_auto_ns(seconds);
+
+	if (ns <= 0.0)
+		return;
+	compspill_auto_estimate_add(&ac->write, 0.0, ns, ac->written_bytes,
 								COMPSPILL_AUTO_IO_HORIZON,
 								COMPSPILL_AUTO_MIN_SAMPLE_NS);
 }

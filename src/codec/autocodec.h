@@ -99,6 +99,8 @@ extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										Size storedlen, double seconds);
 extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds);
+extern void CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac,
+										 double seconds);
 extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
 									double seconds);
 extern void CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac,
