@@ -6,6 +6,7 @@ OBJS = \
 	src/compspill.o \
 	src/nodes/planner.o \
 	src/nodes/sortnode.o \
+	src/nodes/incsortnode.o \
 	src/nodes/materialnode.o \
 	src/nodes/ctenode.o \
 	src/nodes/nodestore.o \
