@@ -208,7 +208,8 @@ CompSpillExplainTuplestore(Tuplestorestate *ts pg_attribute_unused(),
  * Key") the way EXPLAIN prints a native sort node's: each key deparsed
  * against the node's targetlist, with its collation when it is not the
  * type's own, its direction or operator, and its null placement when it is
- * not the default for that direction.
+ * not the default for that direction.  Without sortops (the presorted keys
+ * of an incremental sort), the expressions only, as native prints them.
  */
 void
 CompSpillExplainSortKeys(const char *label, Plan *plan, int nkeys,
@@ -242,6 +243,12 @@ CompSpillExplainSortKeys(const char *label, Plan *plan, int nkeys,
 		appendStringInfoString(&buf,
 							   deparse_expression((Node *) tle->expr, context,
 												  useprefix, true));
+
+		if (sortops == NULL)
+		{
+			keys = lappend(keys, pstrdup(buf.data));
+			continue;
+		}
 
 		keytype = exprType((Node *) tle->expr);
 		if (OidIsValid(collations[i]) &&

@@ -781,9 +781,8 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 							 spec->attnums, spec->sortops, spec->collations,
 							 spec->nulls_first, ancestors, es);
 	CompSpillExplainSortKeys("Presorted Key", node->ss.ps.plan,
-							 state->npresorted, spec->attnums, spec->sortops,
-							 spec->collations, spec->nulls_first, ancestors,
-							 es);
+							 state->npresorted, spec->attnums, NULL, NULL,
+							 NULL, ancestors, es);
 
 	if (!es->analyze || state->full.groups.groups == 0)
 		return;
