@@ -193,6 +193,8 @@ BEGIN;
 SET LOCAL compspill.enabled = on;
 DECLARE c1 CURSOR FOR SELECT a, b FROM inc ORDER BY a, b;
 SELECT md5_exec('FETCH 5000 FROM c1') AS on_1 \gset
+-- compspill's sorter holds the group being returned, not tuplesort
+SELECT cs_sort_holder() AS holder_on;
 SELECT md5_exec('FETCH 70000 FROM c1') AS on_2 \gset
 SELECT md5_exec('FETCH ALL FROM c1') AS on_3 \gset
 COMMIT;
@@ -211,6 +213,7 @@ SET LOCAL compspill.enabled = on;
 DECLARE c2 SCROLL CURSOR FOR SELECT a, b FROM inc ORDER BY a, b;
 SELECT md5_exec('FETCH 9000 FROM c2') || md5_exec('FETCH BACKWARD 5000 FROM c2')
        || md5_exec('FETCH ABSOLUTE 85000 FROM c2') AS on_scroll \gset
+SELECT cs_sort_holder() AS scroll_holder_on;
 COMMIT;
 BEGIN;
 SET LOCAL compspill.enabled = off;
@@ -276,7 +279,12 @@ SET min_parallel_index_scan_size = 0;
 SET parallel_leader_participation = off;
 ALTER TABLE inc SET (parallel_workers = 2);
 SELECT plan_shape('SELECT a, b FROM inc ORDER BY a, b');
+SELECT compspill_stats_reset();
 SELECT compare_incsort('SELECT a, b FROM inc ORDER BY a, b');
+-- the workers' sorts spilled through compspill (each counts its spill),
+-- and each worker sorted and wrote temp blocks
+SELECT spills > 0 AS workers_spilled_compressed
+FROM compspill_stats WHERE datname = current_database();
 SELECT count(*) FILTER (WHERE (w->>'Actual Rows')::numeric > 0) AS workers_sorted,
        count(*) FILTER (WHERE (w->>'Temp Written Blocks')::int > 0) AS workers_spilled
 FROM (SELECT n FROM cs_provider_nodes(cs_analyze_json('SELECT a, b FROM inc ORDER BY a, b',
