@@ -91,9 +91,11 @@ CREATE FUNCTION cs_node_mode(n jsonb)
 RETURNS text LANGUAGE sql AS $f$
     SELECT CASE
         WHEN n ? 'Tuplesort Fallback' OR n ? 'Tuplestore Fallback' THEN 'fallback'
-        WHEN (n->>'Sort Method' LIKE 'external%' OR n->>'Storage' = 'Disk')
+        WHEN (n->>'Sort Method' LIKE 'external%' OR n->>'Storage' = 'Disk'
+              OR n ? 'Full-sort Groups')
              AND n ? 'Spill Codec' THEN 'spill'
-        WHEN n ? 'Sort Method' OR n->>'Storage' = 'Memory' THEN 'memory'
+        WHEN n ? 'Sort Method' OR n->>'Storage' = 'Memory'
+             OR n ? 'Full-sort Groups' THEN 'memory'
         END
 $f$;
 
@@ -329,6 +331,7 @@ BEGIN
     FOR line IN SELECT l FROM cs_explain(query, 'VERBOSE, COSTS OFF', enabled) l LOOP
         IF enabled THEN
             line := replace(line, 'Custom Scan (CompSpill Sort)', 'Sort');
+            line := replace(line, 'Custom Scan (CompSpill Incremental Sort)', 'Incremental Sort');
             line := replace(line, 'Custom Scan (CompSpill Material)', 'Materialize');
             IF line ~ 'Custom Scan \(CompSpill CTE Scan\)' THEN
                 cte_at := coalesce(array_length(lines, 1), 0) + 1;

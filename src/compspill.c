@@ -28,6 +28,7 @@
 
 #include "compspill.h"
 #include "nodes/ctenode.h"
+#include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"
 #include "nodes/planner.h"
 #include "nodes/sortnode.h"
@@ -176,6 +177,7 @@ _PG_init(void)
 	CompSpillInstallSharedHooks();
 
 	CompSpillRegisterSortNode();
+	CompSpillRegisterIncSortNode();
 	CompSpillRegisterMaterialNode();
 	CompSpillRegisterCteNode();
 	CompSpillInstallPlannerHook();

@@ -17,7 +17,14 @@
  */
 #include "postgres.h"
 
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
+#include "utils/typcache.h"
 
 #include "compspill.h"
 #include "nodes/explain.h"
@@ -194,4 +201,163 @@ CompSpillExplainTuplestore(Tuplestorestate *ts pg_attribute_unused(),
 	tuplestore_get_stats(ts, &storage, &max_space);
 	compspill_explain_storage(storage, compspill_kb(max_space), es);
 #endif
+}
+
+/*
+ * Print a list of sort keys under the given label ("Sort Key", "Presorted
+ * Key") the way EXPLAIN prints a native sort node's: each key deparsed
+ * against the node's targetlist, with its collation when it is not the
+ * type's own, its direction or operator, and its null placement when it is
+ * not the default for that direction.  Without sortops (the presorted keys
+ * of an incremental sort), the expressions only, as native prints them.
+ */
+void
+CompSpillExplainSortKeys(const char *label, Plan *plan, int nkeys,
+						 const AttrNumber *attnums, const Oid *sortops,
+						 const Oid *collations, const bool *nulls_first,
+						 List *ancestors, ExplainState *es)
+{
+	List	   *context;
+	List	   *keys = NIL;
+	bool		useprefix;
+	StringInfoData buf;
+
+	if (nkeys <= 0)
+		return;
+
+	initStringInfo(&buf);
+	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	useprefix = (CompSpillExplainRtableSize(es) > 1 || es->verbose);
+
+	for (int i = 0; i < nkeys; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(plan->targetlist, attnums[i]);
+		Oid			keytype;
+		TypeCacheEntry *typentry;
+		bool		reverse = false;
+
+		if (tle == NULL)
+			elog(ERROR, "no tlist entry for sort key %d", attnums[i]);
+
+		resetStringInfo(&buf);
+		appendStringInfoString(&buf,
+							   deparse_expression((Node *) tle->expr, context,
+												  useprefix, true));
+
+		if (sortops == NULL)
+		{
+			keys = lappend(keys, pstrdup(buf.data));
+			continue;
+		}
+
+		keytype = exprType((Node *) tle->expr);
+		if (OidIsValid(collations[i]) &&
+			collations[i] != get_typcollation(keytype))
+		{
+			char	   *collname = get_collation_name(collations[i]);
+
+			if (collname == NULL)
+				elog(ERROR, "cache lookup failed for collation %u",
+					 collations[i]);
+			appendStringInfo(&buf, " COLLATE %s", quote_identifier(collname));
+		}
+
+		typentry = lookup_type_cache(keytype,
+									 TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		if (sortops[i] == typentry->gt_opr)
+		{
+			appendStringInfoString(&buf, " DESC");
+			reverse = true;
+		}
+		else if (sortops[i] != typentry->lt_opr)
+		{
+			char	   *opname = get_opname(sortops[i]);
+
+			if (opname == NULL)
+				elog(ERROR, "cache lookup failed for operator %u", sortops[i]);
+			appendStringInfo(&buf, " USING %s", opname);
+			(void) get_equality_op_for_ordering_op(sortops[i], &reverse);
+		}
+
+		if (nulls_first[i] && !reverse)
+			appendStringInfoString(&buf, " NULLS FIRST");
+		else if (!nulls_first[i] && reverse)
+			appendStringInfoString(&buf, " NULLS LAST");
+
+		keys = lappend(keys, pstrdup(buf.data));
+	}
+
+	ExplainPropertyList(label, keys, es);
+}
+
+/*
+ * Print the groups of one kind of an incremental sort ("Full-sort",
+ * "Pre-sorted") as PostgreSQL prints them: in text one line with the
+ * count, the methods and the average and peak memory and disk; in the
+ * structured formats a group of the same figures.
+ */
+void
+CompSpillExplainGroups(const char *label, const CompSpillGroupInfo *g,
+					   ExplainState *es)
+{
+	List	   *methods = NIL;
+	char	   *name;
+
+	/* the methods in tuplesort's order of them */
+	for (int bit = 0; bit < NUM_TUPLESORTMETHODS; bit++)
+	{
+		if (g->methods & (1 << bit))
+			methods = lappend(methods,
+							  unconstify(char *, tuplesort_method_name((TuplesortMethod) (1 << bit))));
+	}
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ListCell   *lc;
+
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str, "%s Groups: " INT64_FORMAT "  Sort Method%s",
+						 label, g->groups,
+						 list_length(methods) > 1 ? "s: " : ": ");
+		foreach(lc, methods)
+		{
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(es->str, ", ");
+			appendStringInfoString(es->str, (char *) lfirst(lc));
+		}
+		if (g->mem_peak_kb > 0)
+			appendStringInfo(es->str,
+							 "  Average Memory: " INT64_FORMAT "kB  Peak Memory: " INT64_FORMAT "kB",
+							 g->mem_total_kb / g->groups, g->mem_peak_kb);
+		if (g->disk_peak_kb > 0)
+			appendStringInfo(es->str,
+							 "  Average Disk: " INT64_FORMAT "kB  Peak Disk: " INT64_FORMAT "kB",
+							 g->disk_total_kb / g->groups, g->disk_peak_kb);
+		appendStringInfoChar(es->str, '\n');
+		return;
+	}
+
+	name = psprintf("%s Groups", label);
+	ExplainOpenGroup("Incremental Sort Groups", name, true, es);
+	ExplainPropertyInteger("Group Count", NULL, g->groups, es);
+	ExplainPropertyList("Sort Methods Used", methods, es);
+	if (g->mem_peak_kb > 0)
+	{
+		ExplainOpenGroup("Sort Space", "Sort Space Memory", true, es);
+		ExplainPropertyInteger("Average Sort Space Used", "kB",
+							   g->mem_total_kb / g->groups, es);
+		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->mem_peak_kb,
+							   es);
+		ExplainCloseGroup("Sort Space", "Sort Space Memory", true, es);
+	}
+	if (g->disk_peak_kb > 0)
+	{
+		ExplainOpenGroup("Sort Space", "Sort Space Disk", true, es);
+		ExplainPropertyInteger("Average Sort Space Used", "kB",
+							   g->disk_total_kb / g->groups, es);
+		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->disk_peak_kb,
+							   es);
+		ExplainCloseGroup("Sort Space", "Sort Space Disk", true, es);
+	}
+	ExplainCloseGroup("Incremental Sort Groups", name, true, es);
 }

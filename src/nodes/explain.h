@@ -11,11 +11,31 @@
 #ifndef COMPSPILL_EXPLAIN_H
 #define COMPSPILL_EXPLAIN_H
 
+#include "access/attnum.h"
+#include "nodes/pg_list.h"
+
 #include "compspill.h"
+
+/*
+ * What EXPLAIN shows of the groups of one kind (full-sort, pre-sorted) of
+ * an incremental sort: how many, the sort methods used (TuplesortMethod
+ * bits, so that compspill's and tuplesort's share their names), and the
+ * memory of the groups sorted in memory, the disk of those that spilled.
+ */
+typedef struct CompSpillGroupInfo
+{
+	int64		groups;
+	int			methods;
+	int64		mem_total_kb;
+	int64		mem_peak_kb;
+	int64		disk_total_kb;
+	int64		disk_peak_kb;
+} CompSpillGroupInfo;
 
 /* explain.c */
 struct ExplainState;
 struct Tuplestorestate;
+struct Plan;
 extern void CompSpillExplainIndent(struct ExplainState *es);
 extern void CompSpillExplainSpill(CompSpillStats *st, struct ExplainState *es);
 extern void CompSpillExplainStore(bool spilled, CompSpillStats *st,
@@ -24,5 +44,13 @@ extern void CompSpillExplainStorage(bool spilled, CompSpillStats *st,
 									struct ExplainState *es);
 extern void CompSpillExplainTuplestore(struct Tuplestorestate *ts,
 									   struct ExplainState *es);
+extern void CompSpillExplainSortKeys(const char *label, struct Plan *plan,
+									 int nkeys, const AttrNumber *attnums,
+									 const Oid *sortops, const Oid *collations,
+									 const bool *nulls_first, List *ancestors,
+									 struct ExplainState *es);
+extern void CompSpillExplainGroups(const char *label,
+								   const CompSpillGroupInfo *g,
+								   struct ExplainState *es);
 
 #endif							/* COMPSPILL_EXPLAIN_H */

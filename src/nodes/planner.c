@@ -2,8 +2,9 @@
  *
  * planner.c
  *	  Plan rewrite: replace each Sort of a finished plan with a
- *	  "CompSpill Sort" CustomScan, each Material with a "CompSpill
- *	  Material" and each CTE Scan with a "CompSpill CTE Scan".
+ *	  "CompSpill Sort" CustomScan, each Incremental Sort with a "CompSpill
+ *	  Incremental Sort", each Material with a "CompSpill Material" and each
+ *	  CTE Scan with a "CompSpill CTE Scan".
  *
  * PostgreSQL offers no hook inside tuplesort, so compspill works on the
  * plan.  Its planner hook lets the previous hook (or the standard planner)
@@ -16,7 +17,9 @@
  * at run time.  A Limit node passes its bound down through a fixed set of
  * node types (see ExecSetTupleBound in execProcnode.c), and only a native
  * Sort can use it, for a top-N heapsort.  The walk below follows the same
- * path the bound would take and keeps such a Sort native.
+ * path the bound would take and keeps such a Sort native; likewise an
+ * Incremental Sort, which the bound reaches too (it stops loading groups
+ * once the bound is met, and sorts a large group top-N).
  *
  * IDENTIFICATION
  *	  src/nodes/planner.c
@@ -31,6 +34,7 @@
 
 #include "compspill.h"
 #include "nodes/ctenode.h"
+#include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"
 #include "nodes/planner.h"
 #include "nodes/sortnode.h"
@@ -171,6 +175,8 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 
 	if (IsA(plan, Sort) && !bounded)
 		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
+	if (IsA(plan, IncrementalSort) && !bounded)
+		return compspill_count_disabled(CompSpillMakeIncSortNode((IncrementalSort *) plan));
 	if (IsA(plan, Material))
 		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))

@@ -1046,7 +1046,8 @@ CompSpillSorterFinish(CompSpillSorter *s)
 
 	Assert(s->status == COMPSPILL_LOADING);
 
-	if (s->spill == NULL)
+	/* no run written (since the last reset): all rows are in memory */
+	if (s->nruns == 0)
 	{
 		compspill_sort_memtuples(s);
 		s->pos.current = 0;
@@ -1238,4 +1239,67 @@ CompSpillStats *
 CompSpillSorterStats(CompSpillSorter *s)
 {
 	return &s->stats;
+}
+
+/*
+ * Empty the sort to take a new batch of rows on the same keys (the next
+ * group of an incremental sort), keeping what can be kept: the sort
+ * support, the SortTuple array and, once the sort has spilled, its spill
+ * object with the temp file, whose runs are given back to it.  The spill
+ * figures add up over the batches, so the spill stays one operation; the
+ * memory peak starts again with each batch, and the caller keeps the
+ * largest.  Not for a sort started with random access.
+ */
+void
+CompSpillSorterReset(CompSpillSorter *s)
+{
+	if (s->random_access || s->store != NULL)
+		elog(ERROR, "compspill sort with random access cannot be reset");
+
+	ExecClearTuple(s->minslot);
+	ExecClearTuple(s->virtslot);
+
+	if (s->merge != NULL)
+	{
+		/* gives back the runs it read */
+		CompSpillMergeEnd(s->merge);
+		s->merge = NULL;
+	}
+	else if (s->spill != NULL)
+	{
+		for (int i = 0; i < s->nruns; i++)
+			CompSpillRunRelease(s->spill, &s->runs[i]);
+	}
+	s->nruns = 0;
+
+	MemoryContextReset(s->tuplecxt);
+	s->memtupcount = 0;
+	s->pos.current = 0;
+	s->pos.eof_reached = false;
+	s->growmemtuples = true;
+	if (s->memtuples == NULL)
+	{
+		s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
+							s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
+		s->memtuples = MemoryContextAlloc(s->maincxt,
+										  sizeof(CompSpillSortTuple) * s->memtupsize);
+	}
+
+	if (s->spill != NULL)
+	{
+		if (s->runs == NULL)
+		{
+			s->runs_cap = 16;
+			s->runs = MemoryContextAlloc(s->maincxt,
+										 sizeof(CompSpillRun) * s->runs_cap);
+		}
+		/* the final merge freed the writer: reserve it again */
+		s->writer_reserve = CompSpillWriterHeld(s->spill) > 0 ? 0 :
+			CompSpillWriterMemory(s->block_size, s->write_size);
+		CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
+	}
+
+	s->status = COMPSPILL_LOADING;
+	s->stats.peak_mem = 0;
+	compspill_remeasure(s);
 }

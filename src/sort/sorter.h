@@ -63,6 +63,7 @@ extern TupleTableSlot *CompSpillSorterGet(CompSpillSorter *sorter,
 extern void CompSpillSorterRewind(CompSpillSorter *sorter);
 extern void CompSpillSorterMarkPos(CompSpillSorter *sorter);
 extern void CompSpillSorterRestorePos(CompSpillSorter *sorter);
+extern void CompSpillSorterReset(CompSpillSorter *sorter);
 extern void CompSpillSorterEnd(CompSpillSorter *sorter);
 extern bool CompSpillSorterSpilled(CompSpillSorter *sorter);
 extern int64 CompSpillSorterSpaceUsed(CompSpillSorter *sorter);
