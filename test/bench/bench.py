@@ -105,6 +105,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import extra_tables  # noqa: E402
 import lineitem  # noqa: E402
 import strings_table  # noqa: E402
 
@@ -199,7 +200,86 @@ QUERIES = {
     "s_url": _strings_query("url"),
     "s_path": _strings_query("path"),
     "s_blob": _strings_query("blob"),
+    # Issue 18's "sorts that fit in memory": a full-row sort of orders with
+    # work_mem far above what it needs (no spill, quicksort in memory).
+    "mem": dict(
+        title="full-row sort of orders by o_orderdate, o_orderkey that fits in memory",
+        sql="SELECT * FROM orders ORDER BY o_orderdate, o_orderkey",
+        check="SELECT * FROM orders ORDER BY o_orderdate, o_orderkey",
+        work_mem=("1GB",), tables=("lineitem", "orders")),
+    # Issue 18's "64kB, 50M bigints": one bigint column (native 15+ sorts it
+    # as a datum sort), work_mem 64kB. The count is --bigints (default 50M);
+    # sql, check and table are filled in by set_bigints().
+    "bigint": dict(
+        title="sort of one bigint column at work_mem 64kB",
+        sql=None, check=None, work_mem=("64kB",), tables=()),
+    # Issue 19: ORDER BY a, b over an index on a, groups of 100,000 rows of
+    # equal a (about 10 MB each in memory): an Incremental Sort whose groups
+    # spill at 4MB. With groups this large the planner costs a full sort
+    # lower (it takes the Incremental Sort by itself under a LIMIT, or with
+    # small groups), so enable_sort is off; the native plan must have an
+    # Incremental Sort (checked).
+    "isort": dict(
+        title="incremental sort over an index on a, ORDER BY a, b, groups of %d rows"
+              % extra_tables.ISORT_GROUP,
+        sql="SELECT * FROM isort ORDER BY a, b",
+        check="SELECT * FROM isort ORDER BY a, b, id",
+        settings={"enable_sort": "off"},
+        work_mem=("4MB",), expect="Incremental Sort", tables=("isort",)),
+    # Issue 19: a recursive walk (UNION ALL) over a generated graph, each
+    # step one index probe per path; the last steps' working tables
+    # (160k-640k rows at scale 1) spill at 4MB. Hash and merge joins are off
+    # so that the join does not spill files of its own.
+    "rwalk": dict(
+        title="recursive walk (WITH RECURSIVE ... UNION ALL) of %d steps over a graph "
+              "of two out-edges per node" % extra_tables.WALK_DEPTH,
+        sql=extra_tables.walk_sql(),
+        check=extra_tables.walk_sql(" ORDER BY start, depth, node, cost, via"),
+        settings={"enable_hashjoin": "off", "enable_mergejoin": "off"},
+        work_mem=("4MB",), expect="Recursive Union", tables=("graph",)),
 }
+
+# the queries of issue 18's targets ("final": q1, q2, mj, s_url, s_blob at
+# 4MB and 64MB; mem, bigint) and issue 19's (isort, rwalk)
+FINAL_QUERIES = ("q1", "q2", "mj", "s_url", "s_blob", "mem", "bigint", "isort", "rwalk")
+
+
+# --queries without it: the queries of 0.4's tables and charts
+DEFAULT_QUERIES = ("q1", "q2", "q3", "mj", "mj_mark", "cur", "mat",
+                   "s_code", "s_url", "s_path", "s_blob")
+
+# --preset NAME: defaults for a whole suite on one server (see README.md for
+# the measured times). final: issue 18's page-cache targets (q1, q2, mj,
+# s_url, s_blob at 4MB and 64MB), the sort that fits in memory, the narrow
+# bigint sort at 64kB and issue 19's two queries, every configuration
+# checked against native at its first work_mem. slow: the 50 and 250 MB/s
+# rows (q1, q2 at 4MB).
+PRESETS = {
+    "final": dict(scales="1", reps=3, work_mem="4MB,64MB", queries=",".join(FINAL_QUERIES),
+                  configs="native,auto,lz4,zstd1", check_mode="xor", check_work_mem="first",
+                  bigints="10M", keep=True),
+    "slow": dict(scales="0.3", reps=3, work_mem="4MB", queries="q1,q2", slow_disk="50,250",
+                 configs="native,auto,lz4,zstd1", check_mode="xor", check_work_mem="first",
+                 keep=True),
+    "smoke": dict(scales="0.1", reps=1, work_mem="4MB", queries=",".join(FINAL_QUERIES),
+                  configs="native,auto,lz4,zstd1", check_mode="xor", bigints="1M",
+                  keep=True),
+}
+
+
+def set_bigints(n):
+    """Point the bigint query at the table of n rows."""
+    t = extra_tables.bigints_table(n)
+    QUERIES["bigint"].update(
+        title="sort of %s bigints (one column) at work_mem 64kB" % "{:,}".format(n),
+        sql="SELECT x FROM %s ORDER BY x" % t, check="SELECT x FROM %s ORDER BY x" % t,
+        tables=(t,))
+
+
+def query_wms(args, q):
+    """The work_mem values a query runs at: its own (mem, bigint, isort,
+    rwalk), else --work-mem."""
+    return list(QUERIES.get(q, {}).get("work_mem") or args.work_mem)
 
 # bench_scroll(query, tenth): open a scroll cursor over query, move to its
 # end, fetch the last 1/tenth of the rows backward, then ten absolute
@@ -710,6 +790,52 @@ def node_props(node):
     return out
 
 
+def incsort_methods(node):
+    """The sort methods of an Incremental Sort's groups ("quicksort",
+    "external merge", ...), from its Full-sort and Pre-sorted Groups;
+    "" when the node has none."""
+    methods = []
+    for group in ("Full-sort Groups", "Pre-sorted Groups"):
+        g = node.get(group)
+        if isinstance(g, dict):
+            for m in g.get("Sort Methods Used") or []:
+                if m not in methods:
+                    methods.append(m)
+    return ",".join(methods)
+
+
+def frame_counts(node):
+    """Frame counts a CompSpill node's EXPLAIN reports, by kind: every
+    numeric property whose name (or the name of a group it is in) says
+    "frame" and is not a size, a byte count or a time; "Frames LZ4" -> LZ4,
+    "Row Frames" -> Row, {"Frames": {"Row": 3}} -> Row. Absent is fine:
+    an empty dict."""
+    out = {}
+    stack = [("", node)]
+    while stack:
+        path, d = stack.pop()
+        for k, v in d.items():
+            if k == "Plans":
+                continue
+            name = (path + " " + k).strip()
+            if isinstance(v, dict):
+                stack.append((name, v))
+                continue
+            if num(v) is None or not re.search(r"frame", name, re.I) or \
+                    re.search(r"size|byte|time|\bkb\b|ratio", name, re.I):
+                continue
+            kind = re.sub(r"\s+", " ", re.sub(r"frames?", "", name, flags=re.I)).strip()
+            out[kind or "all"] = out.get(kind or "all", 0) + v
+    return out
+
+
+def frames_note(frames):
+    """Frames by kind, short: "frames LZ4 367, Row 12"; "" without any."""
+    if not frames:
+        return ""
+    return "  frames " + ", ".join("%s %g" % (k, v) for k, v in sorted(frames.items()) if v)
+
+
 def num(v):
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -737,18 +863,34 @@ def summarize_explain(doc):
            "temp_written_bytes": (plan.get("Temp Written Blocks", 0) or 0) * 8192,
            "temp_read_bytes": (plan.get("Temp Read Blocks", 0) or 0) * 8192,
            "sorts": [], "cs_nodes": []}
+    res["node_types"] = []
+    frames = {}
     for n in walk(plan):
-        if n.get("Node Type") == "Sort":
+        nt = n.get("Node Type")
+        res["node_types"].append(str(n.get("Custom Plan Provider") or nt))
+        if nt == "Sort":
             res["sorts"].append("Sort(%s)" % n.get("Sort Method", "?"))
-        elif n.get("Node Type") == "Materialize":
-            res["sorts"].append("Material")
-        elif n.get("Node Type") == "Custom Scan" and \
+        elif nt == "Incremental Sort":
+            res["sorts"].append("IncrementalSort(%s)" % incsort_methods(n))
+        elif nt in ("Materialize", "Recursive Union", "WorkTable Scan", "CTE Scan"):
+            res["sorts"].append(nt.replace(" ", "").replace("Materialize", "Material"))
+        elif nt == "Custom Scan" and \
                 "CompSpill" in str(n.get("Custom Plan Provider", "")):
             props = node_props(n)
-            fb = " fallback" if props.get("Tuplesort Fallback") or \
-                props.get("Tuplestore Fallback") else ""
-            res["sorts"].append("CompSpill(%s%s)" % (
-                props.get("Sort Method") or "storage " + str(props.get("Storage", "-")), fb))
+            fb = " fallback" if any(props[k] is True for k in props
+                                    if re.search(r"fallback$", k, re.I)
+                                    and "direct" not in k.lower()) else ""
+            provider = str(n.get("Custom Plan Provider"))
+            # "CompSpill(...)" for the Sort, Material and CTE Scan of 0.4;
+            # the provider's own word for new ones (Incremental Sort, ...)
+            kind = provider[len("CompSpill"):].strip()
+            label = "CompSpill" if kind in ("Sort", "Material", "CTE Scan") else \
+                "CompSpill %s" % kind
+            what = props.get("Sort Method") or incsort_methods(n) or \
+                "storage " + str(props.get("Storage", "-"))
+            res["sorts"].append("%s(%s%s)" % (label, what, fb))
+            for k, v in frame_counts(n).items():
+                frames[k] = frames.get(k, 0) + v
             node = {}
             for key, field in CS_FIELDS:
                 for k, v in props.items():
@@ -773,6 +915,7 @@ def summarize_explain(doc):
                   if n.get("cs_ratio") and n.get("cs_in") is not None]
     res["cs_ratio"] = (total("cs_in") / sum(runs_bytes)) if runs_bytes and sum(runs_bytes) \
         else None
+    res["frames"] = frames or None
     res["spill_bytes"] = res["temp_written_bytes"] + sum(
         max(0, n["cs_written"] * 1024 - n["own_temp_written"])
         for n in nodes if "cs_written" in n)
@@ -886,6 +1029,11 @@ class Bench:
         self.wait_gone(pid)
         tb1, tf1 = self.temp_stats()
         ex = summarize_explain(doc)
+        expect = QUERIES[q].get("expect")
+        if expect and not any(expect in t for t in ex["node_types"]):
+            # e.g. no Incremental Sort in the plan: the query does not
+            # measure what it is for (an error for native's, a note else)
+            rec["plan_missing"] = expect
         ts_runs, ts_passes = parse_trace(p.stderr) if trace else (None, None)
         rec.update(ok=True, wall_s=times[0] / 1000.0, io={k: io1[k] - io0[k] for k in IO_KEYS},
                    temp_bytes=tb1 - tb0, temp_files=tf1 - tf0,
@@ -898,11 +1046,13 @@ class Bench:
 
     def run_all(self):
         a = self.args
-        cfgs, qs, wms = a.configs, a.queries, a.work_mem
-        total = a.reps * len(qs) * len(wms) * len(cfgs)
+        cfgs, qs = a.configs, a.queries
+        total = a.reps * sum(len(query_wms(a, q)) for q in qs) * len(cfgs)
         n = 0
+        t_start = time.monotonic()
         for rep in range(a.reps):
             for qi, q in enumerate(qs):
+                wms = query_wms(a, q)
                 for wi, wm in enumerate(wms):
                     k = (rep + qi * len(wms) + wi) % len(cfgs)
                     order = cfgs[k:] + cfgs[:k]
@@ -911,27 +1061,49 @@ class Bench:
                         rec = self.one_run(q, wm, cfg, rep, pos)
                         self.runs.append(rec)
                         if rec["ok"]:
+                            spent = time.monotonic() - t_start
                             log("s%s %s run %d/%d rep %d %-7s %-5s %-10s %7.2f s  wchar %8.1f MiB"
-                                "  temp %8.1f MiB  rss %6.1f MiB  passes cs %s ts %s%s  %s" % (
+                                "  temp %8.1f MiB  rss %6.1f MiB  passes cs %s ts %s%s  %s"
+                                "%s  [%.0f s, ~%.0f s to go]" % (
                                     fmt_scale(self.scale), disk_name(self.mbps), n, total,
                                     rep + 1, q, wm, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
                                     rec["temp_bytes"] / 2**20, (rec["rss_peak"] or 0) / 2**20,
                                     fmt_num(rec.get("cs_passes")), fmt_num(rec.get("ts_passes")),
-                                    disk_rw(rec), ",".join(rec["sorts"])))
+                                    disk_rw(rec), ",".join(rec["sorts"]),
+                                    frames_note(rec.get("frames")),
+                                    spent, spent / n * (total - n)))
+                            if rec.get("plan_missing"):
+                                log("  PLAN: the %s plan of %s has no %s node (plan: %s)" % (
+                                    cfg, q, rec["plan_missing"], ", ".join(rec["node_types"])))
+
+    def check_sql(self, q, cfg, wm):
+        """The untimed check of a query's result: its row count and a digest
+        of its rows in a total order (QUERIES[q]["check"]).
+
+        md5: the md5 of every row's text, string_agg'ed in order, md5'ed;
+        hash: the same with hash_record_extended per row (cheaper); xor: no
+        string at all (a result of tens of millions of rows does not fit in
+        a 1 GB text): the bit_xor of hashint8extended(row hash, position),
+        which is as order-sensitive and as cheap as hash. The bigint query
+        is always checked with xor."""
+        mode = "xor" if q == "bigint" else self.args.check_mode
+        if mode == "xor":
+            body = ("SELECT count(*) || ' xor ' || coalesce(to_hex(bit_xor("
+                    "hashint8extended(h, n))), '-') FROM (SELECT hash_record_extended(t, 0) h, "
+                    "row_number() OVER () n FROM (%s) t) s;\n" % QUERIES[q]["check"])
+        else:
+            row = "md5(t::text)" if mode == "md5" else "hash_record_extended(t, 0)::text"
+            body = ("SELECT count(*) || ' ' || coalesce(md5(string_agg(%s, ',')), '-') "
+                    "FROM (%s) t;\n" % (row, QUERIES[q]["check"]))
+        return self.session_sql(q, cfg, wm) + body
 
     def run_checks(self):
         a = self.args
-        wms = a.work_mem if a.check_work_mem == "all" else a.work_mem[:1]
         for q in a.queries:
-            for wm in wms:
+            wms = query_wms(a, q)
+            for wm in (wms if a.check_work_mem == "all" else wms[:1]):
                 for cfg in a.configs:
-                    if a.check_mode == "md5":
-                        row = "md5(t::text)"          # every column's text form
-                    else:
-                        row = "hash_record_extended(t, 0)::text"   # 64-bit, cheaper
-                    sql = (self.session_sql(q, cfg, wm) +
-                           "SELECT count(*) || ' ' || coalesce(md5(string_agg(%s, ',')), '-') "
-                           "FROM (%s) t;\n" % (row, QUERIES[q]["check"]))
+                    sql = self.check_sql(q, cfg, wm)
                     key = (self.scale, q, wm, cfg)
                     t0 = time.monotonic()
                     p = self.c.psql(sql, db=self.db, check=False, timeout=a.run_timeout)
@@ -1026,9 +1198,31 @@ def summarize(runs):
             "disk_r": med([r.get("disk_read") for r in rs]),
             "disk_w": med([r.get("disk_written") for r in rs]),
             "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
+            "frames": med_frames([r.get("frames") for r in rs]),
+            "plan_missing": sorted(set(r["plan_missing"] for r in rs if r.get("plan_missing"))),
             "n": len(rs), "fail": len(rr) - len(rs),
         }
     return out
+
+
+def med_frames(fs):
+    """Median frame count per kind over runs (a run without a kind: 0)."""
+    fs = [f for f in fs if f]
+    kinds = sorted(set(k for f in fs for k in f))
+    return {k: statistics.median([f.get(k, 0) for f in fs]) for k in kinds} or None
+
+
+def fmt_frames(frames):
+    if not frames:
+        return "-"
+    return ", ".join("%s %g" % (k, v) for k, v in frames.items() if v) or "0"
+
+
+def has_frame_kinds(summ):
+    """Whether some node reported frames by kind (row, column), as the row
+    frames of 0.5 do, rather than by codec only."""
+    return any(re.search(r"row|col", k, re.I)
+               for s in summ.values() for k in (s.get("frames") or {}))
 
 
 def verdict(checks, s, key):
@@ -1047,6 +1241,8 @@ def verdict(checks, s, key):
         v = "identical" if chk == nat else "DIFFERENT"
     if s and s["fail"]:
         v += " (%d run(s) failed)" % s["fail"]
+    if s and s.get("plan_missing") and cfg == NATIVE:
+        v += "; PLAN HAS NO %s" % ", ".join(s["plan_missing"]).upper()
     return v
 
 
@@ -1083,25 +1279,32 @@ def report(runs, checks, args, meta):
         out.append("### %sscale %s, %s" % ("PostgreSQL %s, " % version if version else "",
                                             fmt_scale(env[0]), disk_name(env[1])))
         out.append("")
+        kinds = has_frame_kinds(summ)
         out.append("| query | work_mem | config | wall s | wall vs native | written MiB "
-                   "| written vs native | temp_bytes MiB | peak RSS MiB | RSS vs native MiB "
-                   "| runs / passes | result |")
-        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+                   "| written vs native | temp_bytes MiB | temp vs native | peak RSS MiB "
+                   "| RSS vs native MiB | runs / passes |%s result |" % (
+                       " frames |" if kinds else ""))
+        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s---|" % (
+            "---|" if kinds else ""))
         for q in args.queries:
-            for wm in args.work_mem:
+            for wm in query_wms(args, q):
                 b = summ.get(env + (q, wm, NATIVE)) or {}
                 for cfg in args.configs:
                     key = env + (q, wm, cfg)
                     s = summ.get(key)
                     if s is None:
                         continue
-                    out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                        q, wm, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
-                        fmt_ratio(s["wall"], b.get("wall")),
-                        fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
-                        fmt_mib(s["temp"]), fmt_mib(s["rss"]),
-                        "-" if cfg == NATIVE else fmt_diff_mib(s["rss"], b.get("rss")),
-                        passes_cell(s), verdict(checks, s, key)))
+                    cells = [q, wm, cfg, "-" if s["wall"] is None else "%.2f" % s["wall"],
+                             fmt_ratio(s["wall"], b.get("wall")),
+                             fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
+                             fmt_mib(s["temp"]), fmt_bytes_ratio(s["temp"], b.get("temp")),
+                             fmt_mib(s["rss"]),
+                             "-" if cfg == NATIVE else fmt_diff_mib(s["rss"], b.get("rss")),
+                             passes_cell(s)]
+                    if kinds:
+                        cells.append(fmt_frames(s["frames"]))
+                    cells.append(verdict(checks, s, key))
+                    out.append("| " + " | ".join(cells) + " |")
         out.append("")
     if len(args.scales) > 1:
         for disk in (args.slow_disk or [0]):
@@ -1111,9 +1314,11 @@ def report(runs, checks, args, meta):
     for env in envs_of(args):
         out += details_table(summ, checks, args, env)
     out.append("Queries: " + "; ".join(
-        "%s = `%s`%s" % (q, QUERIES[q]["sql"], (" (with %s)" % ", ".join(
+        "%s = `%s`%s%s" % (q, QUERIES[q]["sql"], (" (with %s)" % ", ".join(
             "%s = %s" % kv for kv in QUERIES[q]["settings"].items()))
-            if QUERIES[q].get("settings") else "") for q in args.queries) + ".")
+            if QUERIES[q].get("settings") else "",
+            " (work_mem %s)" % ", ".join(QUERIES[q]["work_mem"])
+            if QUERIES[q].get("work_mem") else "") for q in args.queries) + ".")
     out.append("")
     out.append(
         "Columns: wall = client-side time of `EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT "
@@ -1153,7 +1358,7 @@ def scale_table(summ, args, disk):
     out.append("| " + " | ".join(head) + " |")
     out.append("|---|---|---|" + "---:|" * (3 * len(sc)))
     for q in args.queries:
-        for wm in args.work_mem:
+        for wm in query_wms(args, q):
             for cfg in args.configs:
                 ss = [summ.get((s, disk, q, wm, cfg)) or {} for s in sc]
                 bb = [summ.get((s, disk, q, wm, NATIVE)) or {} for s in sc]
@@ -1176,11 +1381,11 @@ def details_table(summ, checks, args, env):
             "temp vs native", "spill per EXPLAIN MiB"] + \
         (["disk read / written MiB"] if slow else []) + \
         ["peak RSS MiB", "runs / passes compspill", "runs / passes tuplesort",
-         "comp. ratio", "sort nodes", "result"]
+         "comp. ratio", "frames", "sort nodes", "result"]
     out.append("| " + " | ".join(head) + " |")
-    out.append("|---|---|---|" + "---:|" * (len(head) - 5) + "---|---|")
+    out.append("|---|---|---|" + "---:|" * (len(head) - 6) + "---|---|---|")
     for q in args.queries:
-        for wm in args.work_mem:
+        for wm in query_wms(args, q):
             b = summ.get(env + (q, wm, NATIVE)) or {}
             for cfg in args.configs:
                 key = env + (q, wm, cfg)
@@ -1200,7 +1405,7 @@ def details_table(summ, checks, args, env):
                           fmt_runs(s["cs_runs"], s["cs_passes"]),
                           fmt_runs(s["ts_runs"], s["ts_passes"]),
                           "-" if not s["ratio"] else "%.2f" % s["ratio"],
-                          s["sorts"], verdict(checks, s, key)]
+                          fmt_frames(s["frames"]), s["sorts"], verdict(checks, s, key)]
                 out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return out
@@ -1228,7 +1433,7 @@ def draw_chart(runs, args, path):
     top = max(args.scales)
     disks = args.slow_disk or [0]
     cfgs = [c for c in args.configs if c != NATIVE]
-    groups = [(q, wm) for q in args.queries for wm in args.work_mem]
+    groups = [(q, wm) for q in args.queries for wm in query_wms(args, q)]
     series = len(args.scales) > 1
     # wall time per disk setting; bytes written once (they do not depend on
     # the disk)
@@ -1285,8 +1490,9 @@ def draw_chart(runs, args, path):
                 for wi, wm in enumerate(args.work_mem):
                     xs, ys = [], []
                     for s in args.scales:
+                        # the queries of --work-mem (not mem, bigint, ...)
                         vals = [(summ.get((s, disk, q, wm, cfg)) or {}).get(metric)
-                                for q in args.queries]
+                                for q in args.queries if not QUERIES.get(q, {}).get("work_mem")]
                         # bytes: leave out what did not spill (protocol only)
                         if vals and all(v is not None for v in vals) and \
                                 (metric != "wchar" or sum(vals) >= MIN_BYTES):
@@ -1363,8 +1569,29 @@ def parse_args(argv=None):
                     help="comma list: native, or a compspill.codec value (none, lz4, zstd, "
                          "auto, ...) optionally followed by a level (zstd3), each optionally "
                          "with -dio")
-    ap.add_argument("--queries", default=",".join(QUERIES),
-                    help="comma list of %s" % ", ".join(QUERIES))
+    ap.add_argument("--queries", default=",".join(DEFAULT_QUERIES),
+                    help="comma list of %s (default: all but %s)" % (
+                        ", ".join(QUERIES), ", ".join(q for q in QUERIES
+                                                      if q not in DEFAULT_QUERIES)))
+    ap.add_argument("--bigints", default="50M", metavar="N",
+                    help="rows of the bigint query's table (50M, 5M, 200k, 1000000; "
+                         "default 50M); each count is a table of its own, generated once "
+                         "with --keep")
+    ap.add_argument("--preset", choices=sorted(PRESETS),
+                    help="defaults for a whole suite (options given as well override "
+                         "them): %s" % "; ".join("%s = %s" % (k, preset_text(k))
+                                                  for k in sorted(PRESETS)))
+    ap.add_argument("--setup-only", action="store_true",
+                    help="install, start the cluster, generate the data the queries need, "
+                         "stop: no runs (with --keep: to prepare a kept cluster)")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead of the timed runs: one run per query, work_mem and "
+                         "configuration of --configs (native only if named) under "
+                         "`perf record -g` attached to the backend; writes perf.data, a "
+                         "folded stack file and the top self-time symbols to "
+                         "out/<run>/ (root, perf)")
+    ap.add_argument("--profile-top", type=int, default=25,
+                    help="--profile: how many symbols the summary lists (default 25)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="extra setting for every benchmark session (repeatable)")
     ap.add_argument("--no-compspill", action="store_true",
@@ -1374,10 +1601,12 @@ def parse_args(argv=None):
     ap.add_argument("--ref", help="build this git commit of --repo (git archive into a temp "
                                   "dir) instead of the work tree")
     ap.add_argument("--no-check", action="store_true", help="skip the result checks")
-    ap.add_argument("--check-mode", choices=("md5", "hash"), default="md5",
+    ap.add_argument("--check-mode", choices=("md5", "hash", "xor"), default="md5",
                     help="result check: md5 of each row's text (default) or "
-                         "hash_record_extended of each row (about 2x faster); either way "
-                         "the md5 of all of them in output order")
+                         "hash_record_extended of each row (about 2x faster), either way "
+                         "the md5 of all of them in output order; or xor: the bit_xor of "
+                         "a hash of each row's hash and position (no 1 GB string; the "
+                         "bigint query always uses it)")
     ap.add_argument("--check-work-mem", choices=("all", "first"), default="all",
                     help="check the results at every work_mem (default) or only at the "
                          "first of --work-mem")
@@ -1413,8 +1642,16 @@ def parse_args(argv=None):
     ap.add_argument("--evict-every", type=float, default=0, metavar="SEC",
                     help="slow disk: drop clean page cache every SEC seconds during a run")
     a = ap.parse_args(argv)
+    if a.preset:
+        # the preset's values as defaults, then the command line again
+        ap.set_defaults(**PRESETS[a.preset])
+        a = ap.parse_args(argv)
+        if a.scale and a.scales == PRESETS[a.preset].get("scales"):
+            a.scales = None             # --scale given: it wins over the preset's
     if a.report:
         return a
+    a.bigints = parse_count(a.bigints)
+    set_bigints(a.bigints)
     if a.scales and a.scale:
         ap.error("--scale and --scales are the same option")
     a.scales = comma_list(a.scales, float) if a.scales else [a.scale or 1.0]
@@ -1432,6 +1669,7 @@ def parse_args(argv=None):
             ap.error("unknown query %s (%s)" % (q, ", ".join(QUERIES)))
     if a.no_compspill:
         a.configs = [NATIVE]
+    a.profile_configs = list(a.configs)
     if NATIVE in a.configs:
         a.configs.remove(NATIVE)
     a.configs.insert(0, NATIVE)
@@ -1439,6 +1677,22 @@ def parse_args(argv=None):
         parse_config(c)
     a.pg_config = resolve_pg_config(a.pg_config)
     return a
+
+
+def parse_count(text):
+    """50M, 5m, 200k, 1000000 -> an int > 0."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", str(text))
+    if not m:
+        raise SystemExit("--bigints: a count such as 50M, 200k or 1000000, not %r" % text)
+    n = int(float(m.group(1)) * {"": 1, "k": 1000, "m": 1000000}[m.group(2).lower()])
+    if n <= 0:
+        raise SystemExit("--bigints: a count > 0")
+    return n
+
+
+def preset_text(name):
+    return " ".join("--%s %s" % (k.replace("_", "-"), v) if v is not True
+                    else "--" + k.replace("_", "-") for k, v in PRESETS[name].items())
 
 
 def resolve_pg_config(path):
@@ -1472,6 +1726,8 @@ def load_args(d):
     if not isinstance(a.slow_disk, list):
         a.slow_disk = [a.slow_disk] if a.slow_disk else []
     a.check_mode = getattr(a, "check_mode", "md5")
+    if getattr(a, "bigints", None):
+        set_bigints(a.bigints)
     for r in d["runs"]:
         r.setdefault("scale", a.scales[0])
         r.setdefault("work_mem", a.work_mem[0])
@@ -1519,10 +1775,22 @@ def ensure_data(cluster, args, scale):
         "strings": ({"scale": scale, "rows": strings_table.expected_rows(scale),
                      "gen": strings_table.GEN_VERSION},
                     lambda: strings_table.generate_sql(scale)),
+        "isort": ({"scale": scale, "rows": extra_tables.isort_rows(scale),
+                   "group": extra_tables.ISORT_GROUP, "gen": extra_tables.GEN_VERSION},
+                  lambda: extra_tables.isort_sql(scale)),
+        "graph": ({"scale": scale, "rows": 2 * extra_tables.graph_nodes(scale),
+                   "gen": extra_tables.GEN_VERSION},
+                  lambda: extra_tables.graph_sql(scale)),
     }
+    for table in need:
+        if table.startswith("bigints_"):
+            n = int(table[len("bigints_"):])
+            specs[table] = ({"rows": n, "gen": extra_tables.GEN_VERSION},
+                            lambda n=n: extra_tables.bigints_sql(n))
     data = {}
     regenerated = set()
-    for table in ("lineitem", "orders", "strings"):
+    for table in ["lineitem", "orders", "strings", "isort", "graph"] + \
+            sorted(t for t in need if t.startswith("bigints_")):
         if table not in need:
             continue
         want, gen = specs[table]
@@ -1617,6 +1885,14 @@ def main():
         for scale in args.scales:
             db, data = ensure_data(cluster, args, scale)
             meta["data"][fmt_scale(scale)] = data
+            if args.setup_only:
+                continue
+            if args.profile:
+                bench.set_env(scale, db, 0, None, None)
+                for t in data:
+                    cluster.psql("SELECT count(*) FROM %s" % t, db=db)
+                profile_all(bench, args, meta, started)
+                continue
             for i, mbps in enumerate(args.slow_disk or [0]):
                 ts = None
                 if mbps:
@@ -1636,12 +1912,18 @@ def main():
                 if slow:
                     drop_slow(cluster, slow)
                     slow = None
+        if args.setup_only or args.profile:
+            log("setup only: data ready" if args.setup_only else "profiles done")
+            return 0
         write_results(bench, args, meta, started)
         reported = True
         bad = [k for k, v in bench.checks.items() if v.startswith("error")] + \
               [r for r in bench.runs if not r["ok"]]
         bad += [k for k, v in bench.checks.items()
                 if bench.checks.get(k[:3] + (NATIVE,)) not in (None, v)]
+        # a native plan without the node its query is for (isort: no
+        # Incremental Sort) measures something else
+        bad += [r for r in bench.runs if r.get("plan_missing") and r["config"] == NATIVE]
         return 1 if bad else 0
     finally:
         if bench and bench.runs and not reported:
@@ -1662,6 +1944,139 @@ def main():
             cluster.remove()
         for fn in reversed(_cleanups):
             fn()
+
+
+# ---------------------------------------------------------------- profile
+
+
+def profile_all(bench, args, meta, started):
+    """--profile: each (query, work_mem, configuration) once under perf."""
+    outdir = os.path.join(args.out, started.strftime("%Y%m%d-%H%M%S") + "-profile-s" +
+                          fmt_scale(bench.scale))
+    os.makedirs(outdir, exist_ok=True)
+    for q in args.queries:
+        for wm in query_wms(args, q):
+            for cfg in args.profile_configs:
+                text = profile_one(bench, args, meta, q, wm, cfg, outdir)
+                print(text, flush=True)
+    log("profiles in %s" % outdir)
+
+
+def profile_one(bench, args, meta, q, wm, cfg, outdir):
+    """Run q once in a session of its own with `perf record -g` attached to
+    its backend for the query only; write <name>.perf.data, <name>.folded
+    (one line per distinct stack, root first, with its sample count, as
+    flame graph tools read it) and <name>.txt (the EXPLAIN and the top
+    self-time symbols, per shared object too); return the text."""
+    c = bench.c
+    name = "%s-%s-%s" % (q, wm, cfg)
+    data = os.path.join(outdir, name + ".perf.data")
+    p = subprocess.Popen(c.psql_cmd(bench.db), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, bufsize=1,
+                         start_new_session=True)
+
+    def until(marker):
+        lines = []
+        for line in p.stdout:
+            line = line.rstrip("\n")
+            if line == marker:
+                return lines
+            lines.append(line)
+        raise RuntimeError("psql ended before %s:\n%s" % (marker, "\n".join(lines[-20:])))
+    perf = None
+    try:
+        p.stdin.write(bench.session_sql(q, cfg, wm) +
+                      "SELECT pg_backend_pid();\n\\echo @@PID\n")
+        p.stdin.flush()
+        pid = int([x for x in until("@@PID") if x.strip().isdigit()][-1])
+        perf = subprocess.Popen(["perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "999",
+                                 "-p", str(pid), "-o", data],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        time.sleep(1.0)                 # perf attached before the query starts
+        t0 = time.monotonic()
+        p.stdin.write("EXPLAIN (ANALYZE, TIMING OFF, BUFFERS) %s;\n\\echo @@DONE\n"
+                      % QUERIES[q]["sql"])
+        p.stdin.flush()
+        explain = until("@@DONE")
+        wall = time.monotonic() - t0
+    finally:
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            try:
+                perf.wait(60)
+            except subprocess.TimeoutExpired:
+                perf.kill()
+                perf.wait()
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        p.wait()
+    top = perf_table(data, "symbol", args.profile_top)
+    dsos = perf_table(data, "dso", 10)
+    folded, nsamples = fold_stacks(data)
+    write_file(os.path.join(outdir, name + ".folded"), folded)
+    text = ["# profile: %s at work_mem %s, %s" % (q, wm, cfg), "",
+            "PostgreSQL %s; %s" % (meta.get("server_version", "?"), meta.get("command", "?")
+                                   .split("  (", 1)[-1].rstrip(")")),
+            "query: %s" % QUERIES[q]["sql"],
+            "perf record -g -e cpu-clock -F 999 -p <backend>, for the EXPLAIN ANALYZE only: "
+            "%d samples, %.1f s wall (client side)" % (nsamples, wall), "",
+            "## top %d symbols by self time (perf report --no-children --sort symbol)"
+            % args.profile_top, "",
+            "| self % | symbol | shared object |", "|---:|---|---|"]
+    text += ["| %s | `%s` | %s |" % (pct, sym, dso) for pct, sym, dso in top]
+    text += ["", "## self time by shared object", "", "| self % | shared object |",
+             "|---:|---|"]
+    text += ["| %s | %s |" % (pct, dso) for pct, _, dso in dsos]
+    text += ["", "## EXPLAIN (ANALYZE, TIMING OFF, BUFFERS)", "", "```"] + explain + ["```", ""]
+    text = "\n".join(text)
+    write_file(os.path.join(outdir, name + ".txt"), text)
+    return text
+
+
+def perf_table(data, sort, limit):
+    """[(percent, symbol, dso)] of perf report --no-children --sort dso,SORT."""
+    keys = "dso,sym" if sort == "symbol" else "dso"
+    out = run(["perf", "report", "-i", data, "--no-children", "--sort", keys, "--stdio",
+               "-g", "none", "--percent-limit", "0.1"], check=False).stdout
+    rows = []
+    for line in out.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = re.match(r"\s*([\d.]+%)\s+(\S+)(?:\s+\[.\]\s+(.*))?$", line)
+        if m:
+            rows.append((m.group(1), (m.group(3) or "").strip(), m.group(2)))
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def fold_stacks(data):
+    """perf script's samples as folded stacks ("root;...;leaf count")."""
+    p = run(["perf", "script", "-i", data, "-F", "ip,sym,dso"], check=False)
+    counts, stack, n = {}, [], 0
+
+    def flush():
+        nonlocal n
+        if stack:
+            key = ";".join(reversed(stack))
+            counts[key] = counts.get(key, 0) + 1
+            n += 1
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            flush()
+            stack = []
+            continue
+        m = re.match(r"\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$", line)
+        if m:
+            sym = m.group(1)
+            if sym in ("[unknown]", ""):
+                sym = "[%s]" % os.path.basename(m.group(2))
+            stack.append(re.sub(r"\+0x[0-9a-f]+$", "", sym))
+    flush()
+    return "".join("%s %d\n" % kv for kv in sorted(counts.items())), n
 
 
 def drop_slow(cluster, slow):
