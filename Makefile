@@ -16,6 +16,7 @@ OBJS = \
 	src/spill/run.o \
 	src/spill/spillfile.o \
 	src/codec/blockcodec.o \
+	src/codec/rowframe.o \
 	src/codec/compress.o \
 	src/codec/cipher.o \
 	src/codec/autocodec.o \
