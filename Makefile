@@ -24,6 +24,7 @@ OBJS = \
 	src/codec/enc/enc_dict.o \
 	src/codec/enc/enc_int.o \
 	src/codec/enc/enc_numeric.o \
+	src/codec/rowframe.o \
 	src/codec/compress.o \
 	src/codec/cipher.o \
 	src/codec/autocodec.o \

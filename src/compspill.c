@@ -47,12 +47,24 @@ int			compspill_log_spills = -1;
 int			compspill_max_temp_space = -1;
 int			compspill_max_statements = 5000;
 int			compspill_encryption = COMPSPILL_ENCRYPTION_OFF;
+int			compspill_frame_kind = COMPSPILL_FRAME_KIND_AUTO;
 
 static const struct config_enum_entry codec_options[] = {
 	{"none", COMPSPILL_CODEC_NONE, false},
 	{"lz4", COMPSPILL_CODEC_LZ4, false},
 	{"zstd", COMPSPILL_CODEC_ZSTD, false},
 	{"auto", COMPSPILL_CODEC_AUTO, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry frame_kind_options[] = {
+	{"auto", COMPSPILL_FRAME_KIND_AUTO, false},
+	{"row", COMPSPILL_FRAME_KIND_ROW, false},
+	{"column", COMPSPILL_FRAME_KIND_COLUMN, false},
+	/* COLUMN is an SQL keyword: SET takes this without quotes */
+	{"columns", COMPSPILL_FRAME_KIND_COLUMN, true},
+	/* for tests: runs alternate, so that merges mix the kinds */
+	{"alternate", COMPSPILL_FRAME_KIND_ALTERNATE, true},
 	{NULL, 0, false}
 };
 
@@ -106,6 +118,17 @@ _PG_init(void)
 							 "Falls back to buffered I/O where the file system refuses it.",
 							 &compspill_enable_dio,
 							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("compspill.frame_kind",
+							 "Layout of the frames a sort's runs are written in.",
+							 "row writes rows as native sort does, column the block codec's "
+							 "column streams; auto lets the codec decide.",
+							 &compspill_frame_kind,
+							 COMPSPILL_FRAME_KIND_AUTO,
+							 frame_kind_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
@@ -194,6 +217,7 @@ CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
 	set->level = compspill_compression_level;
 	set->dio = compspill_enable_dio;
 	set->encrypt = compspill_encryption != COMPSPILL_ENCRYPTION_OFF;
+	set->frame_kind = (CompSpillFrameKind) compspill_frame_kind;
 	set->block_size = (Size) compspill_block_size * 1024;
 	set->write_size = (Size) compspill_write_size * 1024;
 	set->queryid = estate->es_plannedstmt ?

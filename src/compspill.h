@@ -101,6 +101,16 @@ extern int	compspill_log_spills;	/* kB, -1: off */
 extern int	compspill_max_temp_space;	/* kB, -1: off */
 extern int	compspill_max_statements;
 extern int	compspill_encryption;
+extern int	compspill_frame_kind;
+
+/* compspill.frame_kind */
+typedef enum CompSpillFrameKind
+{
+	COMPSPILL_FRAME_KIND_AUTO = 0,	/* as the codec decides */
+	COMPSPILL_FRAME_KIND_ROW = 1,
+	COMPSPILL_FRAME_KIND_COLUMN = 2,
+	COMPSPILL_FRAME_KIND_ALTERNATE = 3	/* tests: a run of each in turn */
+} CompSpillFrameKind;
 
 /* compspill.encryption */
 typedef enum CompSpillEncryption
@@ -119,6 +129,7 @@ typedef struct CompSpillSettings
 	int			level;			/* zstd level */
 	bool		dio;			/* compspill.enable_dio */
 	bool		encrypt;		/* compspill.encryption is not off */
+	CompSpillFrameKind frame_kind;	/* compspill.frame_kind */
 	Size		block_size;		/* compspill.block_size, bytes */
 	Size		write_size;		/* compspill.write_size, bytes */
 	uint64		queryid;		/* the statement's query identifier, or 0 */
@@ -159,6 +170,8 @@ typedef struct CompSpillStats
 	int64		file_size;		/* largest size the file reached */
 	int64		frames_written; /* frames written, all passes */
 	int64		frames_raw;		/* frames stored uncompressed */
+	int64		frames_rows;	/* row frames written, all passes */
+	int64		frames_columns; /* column frames written, all passes */
 	int64		frames_by_codec[COMPSPILL_NUM_STORED_CODECS];	/* frames each
 																 * codec was
 																 * chosen for */

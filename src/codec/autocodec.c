@@ -587,3 +587,29 @@ CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 								COMPSPILL_AUTO_CPU_HORIZON,
 								COMPSPILL_AUTO_MIN_SAMPLE_NS);
 }
+
+/*
+ * Should the next run be written in row frames, rows laid out as native
+ * sort does, rather than in the block codec's column frames?  Column
+ * frames cost CPU to encode and decode (about 1.4 ns per byte of rows,
+ * see spill/run.c) and save bytes; rows cost a memcpy.  They pay when a
+ * byte written and read back costs more than that: so row frames when I/O
+ * has been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte
+ * written and read, or has not been measured yet (a sort's first run, which
+ * the temp files' page cache nearly always takes: its writes are timed and
+ * decide the next runs).  The codec of each frame is chosen as ever.
+ */
+#define COMPSPILL_AUTO_ROW_IO_NS	2.0
+
+bool
+CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
+{
+	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
+	double		write_ns;
+	double		read_ns;
+
+	if (!ac->write.known)
+		return true;
+	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);
+	return write_ns + read_ns < COMPSPILL_AUTO_ROW_IO_NS;
+}

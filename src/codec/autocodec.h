@@ -110,5 +110,6 @@ extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 									  CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 									  double *write_ns_per_byte,
 									  double *read_ns_per_byte);
+extern bool CompSpillAutoRowFrames(const CompSpillAutoCodec *ac);
 
 #endif							/* COMPSPILL_AUTOCODEC_H */

@@ -89,6 +89,10 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 						 st->frames_raw, st->block_size / 1024);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
+						 "Spill Frame Kinds: row=" INT64_FORMAT "  column=" INT64_FORMAT "\n",
+						 st->frames_rows, st->frames_columns);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
 						 "Spill File: peak=" INT64_FORMAT "kB  run formation wrote=" INT64_FORMAT "kB\n",
 						 file_kb, runs_kb);
 		CompSpillExplainIndent(es);
@@ -120,6 +124,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	ExplainPropertyInteger("Frames Zstd", NULL,
 						   st->frames_by_codec[COMPSPILL_CODEC_ZSTD], es);
 	ExplainPropertyInteger("Frames Stored Raw", NULL, st->frames_raw, es);
+	ExplainPropertyInteger("Frames Row", NULL, st->frames_rows, es);
+	ExplainPropertyInteger("Frames Column", NULL, st->frames_columns, es);
 	ExplainPropertyInteger("Block Size", "kB", st->block_size / 1024, es);
 	ExplainPropertyInteger("Temp File Peak", "kB", file_kb, es);
 	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);

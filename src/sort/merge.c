@@ -38,7 +38,7 @@
  */
 #include "postgres.h"
 
-#include "lib/binaryheap.h"
+#include "access/htup_details.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -49,26 +49,51 @@
 /* fewest inputs a merge can have */
 #define COMPSPILL_MIN_FANIN		2
 
+/* which comparator the first key has: the in-memory sort's variants */
+typedef enum CompSpillMergeCmp
+{
+	COMPSPILL_MERGE_CMP_GENERIC,
+	COMPSPILL_MERGE_CMP_UNSIGNED,
+	COMPSPILL_MERGE_CMP_SIGNED,
+	COMPSPILL_MERGE_CMP_INT32
+} CompSpillMergeCmp;
+
+/* A heap entry: an input and its current row's first key */
+typedef struct CompSpillMergeEntry
+{
+	Datum		datum1;
+	bool		isnull1;
+	int			input;
+} CompSpillMergeEntry;
+
 struct CompSpillMerge
 {
 	CompSpill  *sp;
 	CompSpillStats *stats;
 	MemoryContext cxt;			/* the caller's; readers live below it */
+	TupleDesc	tupdesc;
 	int			natts;
 	int			nkeys;
 	SortSupport ssup;
+	CompSpillMergeCmp cmpkind;	/* of the first key */
+	int			col1;			/* its column */
 
 	CompSpillRun *runs;			/* runs left to merge */
 	int			nruns;
+	bool		rows;			/* all are runs of row frames: merge tuples */
 
 	/* merge inputs */
 	int64		reader_mem;		/* memory one input takes */
 	int			nreaders;		/* readers created so far */
 	int			maxreaders;
 	CompSpillRunReader **readers;
-	Datum	  **cur_values;		/* current row of each input */
+	Datum	  **cur_values;		/* current row of each input (columns) */
 	bool	  **cur_isnull;
-	binaryheap *heap;			/* inputs by their current row */
+	MinimalTuple *cur_tuple;	/* current row of each input (rows) */
+
+	/* inputs by their current row, smallest first */
+	CompSpillMergeEntry *heap;
+	int			heapsize;
 	int			last_input;		/* input of the last row returned, or -1 */
 
 	/* measures what the caller's memory holds (and keeps its peak) */
@@ -76,33 +101,161 @@ struct CompSpillMerge
 	void	   *used_arg;
 };
 
+/* Point htup at the minimal tuple tup, for heap_getattr */
+static inline void
+compspill_wrap_tuple(HeapTupleData *htup, MinimalTuple tup)
+{
+	htup->t_len = tup->t_len + MINIMAL_TUPLE_OFFSET;
+	htup->t_data = (HeapTupleHeader) ((char *) tup - MINIMAL_TUPLE_OFFSET);
+}
+
 /*
- * Compare the current rows of two merge inputs; binaryheap keeps the
- * largest first, so the order is reversed.
+ * Compare the current rows of inputs ia and ib on the keys after the
+ * first.
  */
 static int
-compspill_heap_cmp(Datum a, Datum b, void *arg)
+compspill_merge_tiebreak(CompSpillMerge *m, int ia, int ib)
 {
-	CompSpillMerge *m = (CompSpillMerge *) arg;
-	int			ia = DatumGetInt32(a);
-	int			ib = DatumGetInt32(b);
-	Datum	   *va = m->cur_values[ia];
-	Datum	   *vb = m->cur_values[ib];
-	bool	   *na = m->cur_isnull[ia];
-	bool	   *nb = m->cur_isnull[ib];
 	int			k;
 
-	for (k = 0; k < m->nkeys; k++)
+	if (m->rows)
 	{
-		SortSupport ssup = &m->ssup[k];
-		int			col = ssup->ssup_attno - 1;
-		int			cmp = ApplySortComparator(va[col], na[col],
-											  vb[col], nb[col], ssup);
+		HeapTupleData ha;
+		HeapTupleData hb;
 
-		if (cmp != 0)
-			return -cmp;
+		compspill_wrap_tuple(&ha, m->cur_tuple[ia]);
+		compspill_wrap_tuple(&hb, m->cur_tuple[ib]);
+		for (k = 1; k < m->nkeys; k++)
+		{
+			SortSupport ssup = &m->ssup[k];
+			bool		na;
+			bool		nb;
+			Datum		da = heap_getattr(&ha, ssup->ssup_attno, m->tupdesc, &na);
+			Datum		db = heap_getattr(&hb, ssup->ssup_attno, m->tupdesc, &nb);
+			int			cmp = ApplySortComparator(da, na, db, nb, ssup);
+
+			if (cmp != 0)
+				return cmp;
+		}
+	}
+	else
+	{
+		Datum	   *va = m->cur_values[ia];
+		Datum	   *vb = m->cur_values[ib];
+		bool	   *na = m->cur_isnull[ia];
+		bool	   *nb = m->cur_isnull[ib];
+
+		for (k = 1; k < m->nkeys; k++)
+		{
+			SortSupport ssup = &m->ssup[k];
+			int			col = ssup->ssup_attno - 1;
+			int			cmp = ApplySortComparator(va[col], na[col],
+												  vb[col], nb[col], ssup);
+
+			if (cmp != 0)
+				return cmp;
+		}
 	}
 	return 0;
+}
+
+/*
+ * Compare two heap entries: the first keys with the comparator the
+ * in-memory sort inlines for them, the other keys only on a tie.
+ */
+static inline int
+compspill_merge_cmp(CompSpillMerge *m, const CompSpillMergeEntry *a,
+					const CompSpillMergeEntry *b)
+{
+	int			cmp;
+
+	if (unlikely(m->nkeys == 0))
+		return 0;
+	switch (m->cmpkind)
+	{
+		case COMPSPILL_MERGE_CMP_UNSIGNED:
+			cmp = ApplyUnsignedSortComparator(a->datum1, a->isnull1,
+											  b->datum1, b->isnull1, m->ssup);
+			break;
+#if SIZEOF_DATUM >= 8
+		case COMPSPILL_MERGE_CMP_SIGNED:
+			cmp = ApplySignedSortComparator(a->datum1, a->isnull1,
+											b->datum1, b->isnull1, m->ssup);
+			break;
+#endif
+		case COMPSPILL_MERGE_CMP_INT32:
+			cmp = ApplyInt32SortComparator(a->datum1, a->isnull1,
+										   b->datum1, b->isnull1, m->ssup);
+			break;
+		default:
+			cmp = ApplySortComparator(a->datum1, a->isnull1,
+									  b->datum1, b->isnull1, m->ssup);
+			break;
+	}
+	if (cmp != 0 || m->nkeys == 1)
+		return cmp;
+	return compspill_merge_tiebreak(m, a->input, b->input);
+}
+
+/* Move the entry at position i of the heap down to its place */
+static inline void
+compspill_sift_down(CompSpillMerge *m, int i)
+{
+	CompSpillMergeEntry *h = m->heap;
+	int			n = m->heapsize;
+	CompSpillMergeEntry e = h[i];
+
+	for (;;)
+	{
+		int			c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && compspill_merge_cmp(m, &h[c + 1], &h[c]) < 0)
+			c++;
+		if (compspill_merge_cmp(m, &e, &h[c]) <= 0)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+/*
+ * Read the next row of input i into *e, taking its first key as
+ * readtup_heap does; return false at the end of the input's run.
+ */
+static inline bool
+compspill_fetch(CompSpillMerge *m, int i, CompSpillMergeEntry *e)
+{
+	e->input = i;
+	if (m->rows)
+	{
+		MinimalTuple tup = CompSpillReaderNextTuple(m->readers[i]);
+		HeapTupleData htup;
+
+		if (tup == NULL)
+			return false;
+		m->cur_tuple[i] = tup;
+		if (m->nkeys > 0)
+		{
+			compspill_wrap_tuple(&htup, tup);
+			e->datum1 = heap_getattr(&htup, m->col1 + 1, m->tupdesc,
+									 &e->isnull1);
+		}
+	}
+	else
+	{
+		if (!CompSpillReaderNext(m->readers[i], &m->cur_values[i],
+								 &m->cur_isnull[i]))
+			return false;
+		if (m->nkeys > 0)
+		{
+			e->datum1 = m->cur_values[i][m->col1];
+			e->isnull1 = m->cur_isnull[i][m->col1];
+		}
+	}
+	return true;
 }
 
 /*
@@ -126,15 +279,15 @@ compspill_start_merge(CompSpillMerge *m, CompSpillRun *runs, int n,
 	int			i;
 
 	compspill_ensure_readers(m, n);
-	binaryheap_reset(m->heap);
+	m->heapsize = 0;
 	for (i = 0; i < n; i++)
 	{
 		CompSpillReaderOpen(m->readers[i], &runs[i], consume);
-		if (CompSpillReaderNext(m->readers[i], &m->cur_values[i],
-								&m->cur_isnull[i]))
-			binaryheap_add_unordered(m->heap, Int32GetDatum(i));
+		if (compspill_fetch(m, i, &m->heap[m->heapsize]))
+			m->heapsize++;
 	}
-	binaryheap_build(m->heap);
+	for (i = m->heapsize / 2 - 1; i >= 0; i--)
+		compspill_sift_down(m, i);
 	m->last_input = -1;
 }
 
@@ -145,39 +298,44 @@ compspill_start_merge(CompSpillMerge *m, CompSpillRun *runs, int n,
 static inline int
 compspill_advance_top(CompSpillMerge *m)
 {
-	int			top = DatumGetInt32(binaryheap_first(m->heap));
+	int			top = m->heap[0].input;
 
-	if (CompSpillReaderNext(m->readers[top], &m->cur_values[top],
-							&m->cur_isnull[top]))
-		binaryheap_replace_first(m->heap, Int32GetDatum(top));
-	else
-		(void) binaryheap_remove_first(m->heap);
-
-	if (binaryheap_empty(m->heap))
-		return -1;
-	return DatumGetInt32(binaryheap_first(m->heap));
+	if (!compspill_fetch(m, top, &m->heap[0]))
+	{
+		if (--m->heapsize == 0)
+			return -1;
+		m->heap[0] = m->heap[m->heapsize];
+	}
+	compspill_sift_down(m, 0);
+	return m->heap[0].input;
 }
 
 /*
- * Merge runs[0..n) into the new run *out, consuming them.
+ * Merge runs[0..n) into the new run *out, consuming them.  Runs of row
+ * frames merge into a run of row frames, their rows copied as they are;
+ * other runs into a run of column frames.
  */
 static void
 compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 						 CompSpillRun *out)
 {
 	int			top;
-
 	int64		nput = 0;
 
 	compspill_start_merge(m, runs, n, true);
-	CompSpillRunBegin(m->sp, out);
+	if (m->rows)
+		CompSpillRunBeginRows(m->sp, out);
+	else
+		CompSpillRunBegin(m->sp, out);
 	out->level = runs[0].level + 1;
-	top = binaryheap_empty(m->heap) ? -1 :
-		DatumGetInt32(binaryheap_first(m->heap));
+	top = m->heapsize == 0 ? -1 : m->heap[0].input;
 	while (top >= 0)
 	{
 		CHECK_FOR_INTERRUPTS();
-		CompSpillRunPut(m->sp, m->cur_values[top], m->cur_isnull[top]);
+		if (m->rows)
+			CompSpillRunPutTuple(m->sp, m->cur_tuple[top]);
+		else
+			CompSpillRunPut(m->sp, m->cur_values[top], m->cur_isnull[top]);
 		top = compspill_advance_top(m);
 
 		/* now and then, measure the inputs and the writer together */
@@ -199,16 +357,19 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 static void
 compspill_size_input(CompSpillMerge *m)
 {
-	m->reader_mem = Max(CompSpillReaderEstimate(m->sp), 1);
+	m->reader_mem = Max(CompSpillReaderEstimate(m->sp, m->rows), 1);
 }
 
 /*
- * Measure what one merge input really holds: a reader on the first run,
+ * Measure what one merge input of column frames really holds: a reader on
+ * the first run,
  * through its first COMPSPILL_PROBE_FRAMES frames, the most its memory
  * contexts held after any of them (with codec = auto, a run's first frames
  * try the codecs in turn, so its first few frames are not typical).  The estimate from the frames' average
  * sizes is the floor; a quarter more than the measurement covers frames
  * larger than those.  Return the reader, which becomes the merge's first.
+ * Readers of row frames hold what the estimate says (read and
+ * decompression buffers, one row), and are not probed.
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
@@ -290,8 +451,8 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 					   int *fanin, int *last_fanin)
 {
 	CompSpillMerge *m;
-	CompSpillRunReader *first;
-	int64		held;
+	CompSpillRunReader *first = NULL;
+	int64		held = 0;
 	int64		used;
 	int64		map_reserve = 0;
 
@@ -299,17 +460,49 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	m->sp = sp;
 	m->stats = stats;
 	m->cxt = CurrentMemoryContext;
+	m->tupdesc = tupdesc;
 	m->natts = tupdesc->natts;
 	m->nkeys = nkeys;
 	m->ssup = ssup;
+	m->cmpkind = COMPSPILL_MERGE_CMP_GENERIC;
+	if (nkeys > 0)
+	{
+		m->col1 = ssup[0].ssup_attno - 1;
+		if (ssup[0].comparator == ssup_datum_unsigned_cmp)
+			m->cmpkind = COMPSPILL_MERGE_CMP_UNSIGNED;
+#if SIZEOF_DATUM >= 8
+		else if (ssup[0].comparator == ssup_datum_signed_cmp)
+			m->cmpkind = COMPSPILL_MERGE_CMP_SIGNED;
+#endif
+		else if (ssup[0].comparator == ssup_datum_int32_cmp)
+			m->cmpkind = COMPSPILL_MERGE_CMP_INT32;
+	}
 	m->runs = runs;
 	m->nruns = nruns;
+	m->rows = true;
+	for (int i = 0; i < nruns; i++)
+		m->rows = m->rows && runs[i].rows;
 	m->last_input = -1;
 	m->used_mem = used_mem;
 	m->used_arg = arg;
 
 	compspill_size_input(m);
-	first = compspill_measure_input(m);
+	if (!m->rows)
+		first = compspill_measure_input(m);
+	else
+	{
+		/*
+		 * A reader of row frames has its buffers from the start: what it
+		 * holds when created, with an eighth more for larger frames, and
+		 * its row buffer grown to the largest row.
+		 */
+		int64		fresh;
+
+		first = CompSpillReaderCreate(sp);
+		fresh = CompSpillReaderHeld(first);
+		m->reader_mem = Max(m->reader_mem,
+							fresh + fresh / 8 + CompSpillMaxRow(sp));
+	}
 	held = CompSpillReaderHeld(first);
 
 	/*
@@ -336,10 +529,12 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	/* the last merge has the most inputs */
 	m->maxreaders = Max(*last_fanin, 2);
 	m->readers = palloc0(sizeof(CompSpillRunReader *) * m->maxreaders);
-	m->readers[m->nreaders++] = first;
+	if (first != NULL)
+		m->readers[m->nreaders++] = first;
 	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
 	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
-	m->heap = binaryheap_allocate(m->maxreaders, compspill_heap_cmp, m);
+	m->cur_tuple = palloc0(sizeof(MinimalTuple) * m->maxreaders);
+	m->heap = palloc(sizeof(CompSpillMergeEntry) * m->maxreaders);
 	return m;
 }
 
@@ -406,10 +601,11 @@ compspill_merge_free(CompSpillMerge *m)
 {
 	for (int i = 0; i < m->nreaders; i++)
 		CompSpillReaderFree(m->readers[i]);
-	binaryheap_free(m->heap);
+	pfree(m->heap);
 	pfree(m->readers);
 	pfree(m->cur_values);
 	pfree(m->cur_isnull);
+	pfree(m->cur_tuple);
 	pfree(m);
 }
 
@@ -502,16 +698,18 @@ CompSpillMergeEnd(CompSpillMerge *m)
 }
 
 /*
- * Store the next row of the final merge in the virtual slot, or return
- * false at the end.  The slot's contents stay valid until the next call.
+ * Return the next row of the final merge, in minslot when the runs are of
+ * row frames (the input's tuple, not copied) and in virtslot otherwise;
+ * NULL at the end.  The slot's contents stay valid until the next call.
  */
-bool
-CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot)
+TupleTableSlot *
+CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *virtslot,
+				   TupleTableSlot *minslot)
 {
 	int			top;
 
-	if (binaryheap_empty(m->heap))
-		return false;
+	if (m->heapsize == 0)
+		return NULL;
 
 	/* the previous winner moves on only now, its row no longer needed */
 	if (m->last_input >= 0)
@@ -520,18 +718,20 @@ CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot)
 		if (top < 0)
 		{
 			m->last_input = -1;
-			return false;
+			return NULL;
 		}
 	}
 	else
-		top = DatumGetInt32(binaryheap_first(m->heap));
-
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, m->cur_values[top], sizeof(Datum) * m->natts);
-	memcpy(slot->tts_isnull, m->cur_isnull[top], sizeof(bool) * m->natts);
-	ExecStoreVirtualTuple(slot);
+		top = m->heap[0].input;
 	m->last_input = top;
-	return true;
+
+	if (m->rows)
+		return ExecStoreMinimalTuple(m->cur_tuple[top], minslot, false);
+
+	ExecClearTuple(virtslot);
+	memcpy(virtslot->tts_values, m->cur_values[top], sizeof(Datum) * m->natts);
+	memcpy(virtslot->tts_isnull, m->cur_isnull[top], sizeof(bool) * m->natts);
+	return ExecStoreVirtualTuple(virtslot);
 }
 
 /*

@@ -36,7 +36,9 @@ extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
 										   int64 allowed_mem, bool last_writes,
 										   int64 (*used_mem) (void *),
 										   void *arg);
-extern bool CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *slot);
+extern TupleTableSlot *CompSpillMergeNext(CompSpillMerge *m,
+										  TupleTableSlot *virtslot,
+										  TupleTableSlot *minslot);
 extern void CompSpillMergeRewind(CompSpillMerge *m);
 extern void CompSpillMergeEnd(CompSpillMerge *m);
 

@@ -908,24 +908,46 @@ compspill_dump_run(CompSpillSorter *s)
 
 	compspill_sort_memtuples(s);
 
-	CompSpillRunBegin(s->spill, compspill_new_run(s));
 	s->stats.nruns++;
 	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
 	if (s->datum_mode)
-		compspill_write_datums(s);
-	for (i = 0; !s->datum_mode && i < s->memtupcount; i++)
 	{
-		MinimalTuple tup = s->memtuples[i].tuple;
-
-		CHECK_FOR_INTERRUPTS();
-		ExecStoreMinimalTuple(tup, s->minslot, false);
-		slot_getallattrs(s->minslot);
-		CompSpillRunPut(s->spill, s->minslot->tts_values,
-						s->minslot->tts_isnull);
-		s->stats.bytes_in += tup->t_len;
-		s->stats.rows_spilled++;
+		/* a datum sort: its values, for the block encoder */
+		CompSpillRunBegin(s->spill, compspill_new_run(s));
+		compspill_write_datums(s);
 	}
-	ExecClearTuple(s->minslot);
+	else if (CompSpillWantRowFrames(s->spill))
+	{
+		/* row frames: the tuples as they are */
+		CompSpillRunBeginRows(s->spill, compspill_new_run(s));
+		for (i = 0; i < s->memtupcount; i++)
+		{
+			MinimalTuple tup = s->memtuples[i].tuple;
+
+			CHECK_FOR_INTERRUPTS();
+			CompSpillRunPutTuple(s->spill, tup);
+			s->stats.bytes_in += tup->t_len;
+		}
+	}
+	else
+	{
+		/* column frames: each row deformed once, for the block encoder */
+		CompSpillRunBegin(s->spill, compspill_new_run(s));
+		for (i = 0; i < s->memtupcount; i++)
+		{
+			MinimalTuple tup = s->memtuples[i].tuple;
+
+			CHECK_FOR_INTERRUPTS();
+			ExecStoreMinimalTuple(tup, s->minslot, false);
+			slot_getallattrs(s->minslot);
+			CompSpillRunPut(s->spill, s->minslot->tts_values,
+							s->minslot->tts_isnull);
+			s->stats.bytes_in += tup->t_len;
+		}
+		ExecClearTuple(s->minslot);
+	}
+	if (!s->datum_mode)
+		s->stats.rows_spilled += s->memtupcount;
 	CompSpillRunEnd(s->spill);
 	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 
@@ -1013,20 +1035,24 @@ static void
 compspill_merge_to_store(CompSpillSorter *s)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
+	TupleTableSlot *slot;
 	int64		n = 0;
 
 	s->store = CompSpillStoreBeginOnSpill(s->spill, s->tupdesc, &s->stats, 2);
 	MemoryContextSwitchTo(oldcxt);
 
-	while (CompSpillMergeNext(s->merge, s->virtslot))
+	while ((slot = CompSpillMergeNext(s->merge, s->virtslot,
+									  s->minslot)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		CompSpillStorePutValues(s->store, s->virtslot->tts_values,
-								s->virtslot->tts_isnull);
+		slot_getallattrs(slot);
+		CompSpillStorePutValues(s->store, slot->tts_values,
+								slot->tts_isnull);
 		if ((++n & 0xFFFF) == 0)
 			(void) compspill_measure(s);
 	}
 	ExecClearTuple(s->virtslot);
+	ExecClearTuple(s->minslot);
 	(void) compspill_measure(s);
 	CompSpillMergeEnd(s->merge);
 	s->merge = NULL;
@@ -1139,9 +1165,7 @@ CompSpillSorterGet(CompSpillSorter *s, bool forward)
 		case COMPSPILL_FINAL_MERGE:
 			if (!forward)
 				elog(ERROR, "compspill sort was not started for backward scans");
-			if (!CompSpillMergeNext(s->merge, s->virtslot))
-				return NULL;
-			return s->virtslot;
+			return CompSpillMergeNext(s->merge, s->virtslot, s->minslot);
 		default:
 			elog(ERROR, "compspill sort has not finished loading");
 	}
@@ -1164,6 +1188,7 @@ CompSpillSorterRewind(CompSpillSorter *s)
 	else if (s->status == COMPSPILL_FINAL_MERGE)
 	{
 		ExecClearTuple(s->virtslot);
+		ExecClearTuple(s->minslot);
 		CompSpillMergeRewind(s->merge);
 	}
 }

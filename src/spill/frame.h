@@ -35,6 +35,9 @@ typedef struct CompSpillFrameHeader
 
 /* flags of a frame header */
 #define COMPSPILL_FRAME_ENCRYPTED	0x01
+#define COMPSPILL_FRAME_ROWS		0x02	/* payload is a row frame
+											 * (codec/rowframe.c), not a
+											 * column block */
 
 StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
 				 "compspill frame header must have no padding");

@@ -68,6 +68,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "port/pg_crc32c.h"
 #include "utils/memutils.h"
 
@@ -75,6 +76,7 @@
 #include "codec/blockcodec.h"
 #include "codec/cipher.h"
 #include "codec/compress.h"
+#include "codec/rowframe.h"
 #include "compspill.h"
 #include "shared/activity.h"
 #include "spill/frame.h"
@@ -98,6 +100,8 @@ struct CompSpill
 	MemoryContext writecxt;
 	Size		block_size;
 	CompSpillEncoder *enc;
+	CompSpillRowWriter rows;	/* row frames' rows, once rows_ready */
+	bool		rows_ready;
 	char	   *scratch;		/* encoded block before compression */
 	Size		scratch_cap;
 
@@ -114,6 +118,8 @@ struct CompSpill
 	Size		max_raw;
 	Size		max_stored;
 	Size		max_compressed_raw; /* of frames stored compressed */
+	Size		max_row;		/* the largest row put in a row frame */
+	int64		kind_turn;		/* frame_kind = alternate: runs asked for */
 
 	/* what the frames written so far hold, for sizing readers */
 	int64		frames_written; /* frames, all passes */
@@ -153,6 +159,11 @@ struct CompSpillRunReader
 
 	/* current block, read row by row */
 	CompSpillDecodedBlock blk;
+
+	/* current row frame, read row by row; a row deformed for Next */
+	CompSpillRowCursor rc;
+	Datum	   *values;
+	bool	   *isnull;
 };
 
 static void compspill_emit_frame(CompSpill *sp);
@@ -266,6 +277,7 @@ compspill_free_writer(CompSpill *sp)
 	MemoryContextDelete(sp->writecxt);
 	sp->writecxt = NULL;
 	sp->enc = NULL;
+	sp->rows_ready = false;
 	sp->scratch = NULL;
 	sp->scratch_cap = 0;
 }
@@ -281,9 +293,12 @@ CompSpillSetBlockSize(CompSpill *sp, Size block_size)
 	compspill_free_writer(sp);
 }
 
-/* Start writing a new run, described into *run as it is written */
-void
-CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
+/*
+ * Start writing a new run of row frames (rows) or column frames, described
+ * into *run as it is written.
+ */
+static void
+compspill_run_begin(CompSpill *sp, CompSpillRun *run, bool rows)
 {
 	Assert(sp->run == NULL);
 
@@ -294,16 +309,86 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
 		sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
 											 ALLOCSET_SMALL_SIZES);
 		oldcxt = MemoryContextSwitchTo(sp->writecxt);
+		if (!rows)
+			sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (!rows && sp->enc == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(sp->writecxt);
+
 		sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
 		MemoryContextSwitchTo(oldcxt);
 	}
-	Assert(CompSpillEncoderRows(sp->enc) == 0);
-	CompSpillEncoderNewRun(sp->enc);
+	if (rows && !sp->rows_ready)
+	{
+		CompSpillRowWriterInit(&sp->rows, sp->writecxt, sp->block_size);
+		sp->rows_ready = true;
+	}
+	Assert(rows ? sp->rows.nrows == 0 : CompSpillEncoderRows(sp->enc) == 0);
+	if (!rows)
+		CompSpillEncoderNewRun(sp->enc);
 
 	memset(run, 0, sizeof(CompSpillRun));
 	run->serial = CompSpillCipherRunSerial();
+	run->rows = rows;
 	sp->run = run;
 	CompSpillFileBeginStream(sp->file, &run->extents);
+}
+
+/* Start writing a new run of column frames, described into *run */
+void
+CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
+{
+	compspill_run_begin(sp, run, false);
+}
+
+/*
+ * Start writing a new run of row frames, described into *run: its rows are
+ * put as minimal tuples (CompSpillRunPutTuple) and read back as such.
+ */
+void
+CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run)
+{
+	compspill_run_begin(sp, run, true);
+}
+
+/*
+ * Should the next run of a sort be written in row frames?  As
+ * compspill.frame_kind says; with auto, only codec = auto ever chooses
+ * them, from the costs it has measured (CompSpillAutoRowFrames): the
+ * explicit codecs were asked for to save bytes, which column frames do.
+ */
+bool
+CompSpillWantRowFrames(CompSpill *sp)
+{
+	switch (sp->set.frame_kind)
+	{
+		case COMPSPILL_FRAME_KIND_ROW:
+			return true;
+		case COMPSPILL_FRAME_KIND_COLUMN:
+			return false;
+		case COMPSPILL_FRAME_KIND_ALTERNATE:
+			return (sp->kind_turn++ % 2) == 0;
+		case COMPSPILL_FRAME_KIND_AUTO:
+			break;
+	}
+	if (sp->set.codec != COMPSPILL_CODEC_AUTO)
+		return false;
+	return CompSpillAutoRowFrames(&sp->ac);
+}
+
+/* Append one row, a minimal tuple, to the run of row frames being written */
+void
+CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup)
+{
+	Assert(sp->run != NULL && sp->run->rows);
+
+	sp->run->nrows++;
+	if (unlikely(tup->t_len > sp->max_row))
+		sp->max_row = tup->t_len;
+	if (unlikely(CompSpillRowWriterAdd(&sp->rows, tup)))
+		compspill_emit_frame(sp);
 }
 
 /*
@@ -345,7 +430,7 @@ CompSpillRunWritten(CompSpill *sp)
 void
 CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
 {
-	Assert(sp->run != NULL);
+	Assert(sp->run != NULL && !sp->run->rows);
 
 	CompSpillEncoderAdd(sp->enc, values, isnull);
 	sp->run->nrows++;
@@ -457,7 +542,8 @@ compspill_feed_io(CompSpill *sp)
 static void
 compspill_emit_frame(CompSpill *sp)
 {
-	int			nrows = CompSpillEncoderRows(sp->enc);
+	bool		rows = sp->run->rows;
+	int			nrows = rows ? sp->rows.nrows : CompSpillEncoderRows(sp->enc);
 	CompSpillCodec codec;
 	Size		rawlen;
 	Size		stored_len;
@@ -472,10 +558,11 @@ compspill_emit_frame(CompSpill *sp)
 		return;
 
 	codec = compspill_frame_codec(sp);
-	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO && !rows)
 		CompSpillEncoderSetLight(sp->enc, compspill_io_is_cheap(sp, codec));
-	CompSpillEncoderSetCompressed(sp->enc, codec != COMPSPILL_CODEC_NONE);
-	rawlen = CompSpillEncoderSize(sp->enc);
+	if (!rows)
+		CompSpillEncoderSetCompressed(sp->enc, codec != COMPSPILL_CODEC_NONE);
+	rawlen = rows ? sp->rows.len : CompSpillEncoderSize(sp->enc);
 	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
 		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);
 
@@ -484,7 +571,10 @@ compspill_emit_frame(CompSpill *sp)
 		frame = CompSpillFileReserve(sp->file,
 									 COMPSPILL_FRAME_HEADER_SIZE + rawlen + tag);
 		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
-		CompSpillEncoderFinish(sp->enc, payload);
+		if (rows)
+			CompSpillRowWriterFinish(&sp->rows, payload);
+		else
+			CompSpillEncoderFinish(sp->enc, payload);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
 	}
@@ -492,10 +582,20 @@ compspill_emit_frame(CompSpill *sp)
 	{
 		Size		bound;
 		Size		clen;
+		const char *src;
 
-		CompSpillGrowBuffer(sp->writecxt, &sp->scratch, &sp->scratch_cap,
-							rawlen, 0, false);
-		CompSpillEncoderFinish(sp->enc, sp->scratch);
+		if (rows)
+		{
+			/* the row writer's buffer is the scratch buffer */
+			src = sp->rows.buf;
+		}
+		else
+		{
+			CompSpillGrowBuffer(sp->writecxt, &sp->scratch, &sp->scratch_cap,
+								rawlen, 0, false);
+			CompSpillEncoderFinish(sp->enc, sp->scratch);
+			src = sp->scratch;
+		}
 
 		/* compress straight into the write buffer, behind the header */
 		bound = CompSpillCompressBound(sp->comp, codec, rawlen);
@@ -509,7 +609,7 @@ compspill_emit_frame(CompSpill *sp)
 			instr_time	end;
 
 			INSTR_TIME_SET_CURRENT(start);
-			clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
+			clen = CompSpillCompress(sp->comp, codec, src, rawlen,
 									 payload, bound);
 			INSTR_TIME_SET_CURRENT(end);
 			INSTR_TIME_SUBTRACT(end, start);
@@ -518,7 +618,7 @@ compspill_emit_frame(CompSpill *sp)
 										INSTR_TIME_GET_DOUBLE(end));
 		}
 		else
-			clen = CompSpillCompress(sp->comp, codec, sp->scratch, rawlen,
+			clen = CompSpillCompress(sp->comp, codec, src, rawlen,
 									 payload, bound);
 
 		if (clen > 0 && clen < rawlen)
@@ -529,10 +629,15 @@ compspill_emit_frame(CompSpill *sp)
 		else
 		{
 			/* compression did not pay: store the block as it is */
-			memcpy(payload, sp->scratch, rawlen);
+			memcpy(payload, src, rawlen);
 			stored_len = rawlen;
 			stored_codec = COMPSPILL_CODEC_NONE;
 			sp->stats->frames_raw++;
+		}
+		if (rows)
+		{
+			sp->rows.len = 0;
+			sp->rows.nrows = 0;
 		}
 	}
 
@@ -541,10 +646,11 @@ compspill_emit_frame(CompSpill *sp)
 	hdr.codec = (uint8) stored_codec;
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
+	hdr.flags = rows ? COMPSPILL_FRAME_ROWS : 0;
 	if (sp->cipher)
 	{
 		/* the header, crc still zero, is authenticated with the payload */
-		hdr.flags = COMPSPILL_FRAME_ENCRYPTED;
+		hdr.flags |= COMPSPILL_FRAME_ENCRYPTED;
 		hdr.stored_len = (uint32) (stored_len + tag);
 		CompSpillEncrypt(sp->cipher, sp->run->serial, sp->run->nframes,
 						 &hdr, sizeof(hdr), payload, stored_len);
@@ -579,6 +685,10 @@ compspill_emit_frame(CompSpill *sp)
 	sp->stats->bytes_encoded += rawlen;
 	sp->stats->frames_written++;
 	sp->stats->frames_by_codec[stored_codec]++;
+	if (rows)
+		sp->stats->frames_rows++;
+	else
+		sp->stats->frames_columns++;
 	sp->frames_written++;
 	sp->raw_written += rawlen;
 
@@ -762,6 +872,7 @@ CompSpillReaderCreate(CompSpill *sp)
 		CompSpillGrowBuffer(cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0, false);
 
 	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
+	CompSpillRowCursorInit(&r->rc, cxt);
 
 	MemoryContextSwitchTo(oldcxt);
 
@@ -781,6 +892,7 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 	r->pos = 0;
 	r->frame = 0;
 	r->blk.nrows = r->blk.row = 0;
+	r->rc.left = 0;
 	r->rbuf_len = 0;
 	r->rbuf_off = 0;
 	r->plain_end = 0;
@@ -807,6 +919,7 @@ CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
 	r->pos = (off_t) run->index[frame].offset;
 	r->frame = frame;
 	r->blk.nrows = r->blk.row = 0;
+	r->rc.left = 0;
 }
 
 /*
@@ -816,6 +929,29 @@ CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
 bool
 CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 {
+	if (r->run->rows)
+	{
+		/* a run of row frames read by a merge of mixed runs: deform */
+		MinimalTuple tup = CompSpillReaderNextTuple(r);
+		HeapTupleData htup;
+
+		if (tup == NULL)
+			return false;
+		if (r->values == NULL)
+		{
+			r->values = MemoryContextAlloc(r->cxt, sizeof(Datum) *
+										   Max(r->sp->tupdesc->natts, 1));
+			r->isnull = MemoryContextAlloc(r->cxt, sizeof(bool) *
+										   Max(r->sp->tupdesc->natts, 1));
+		}
+		htup.t_len = tup->t_len + MINIMAL_TUPLE_OFFSET;
+		htup.t_data = (HeapTupleHeader) ((char *) tup - MINIMAL_TUPLE_OFFSET);
+		heap_deform_tuple(&htup, r->sp->tupdesc, r->values, r->isnull);
+		*values = r->values;
+		*isnull = r->isnull;
+		return true;
+	}
+
 	if (unlikely(!CompSpillDecodeNextRow(&r->blk)))
 	{
 		if (!compspill_load_frame(r) || !CompSpillDecodeNextRow(&r->blk))
@@ -825,6 +961,26 @@ CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 	*values = r->blk.values;
 	*isnull = r->blk.isnull;
 	return true;
+}
+
+/*
+ * Return the next row of a run of row frames as a minimal tuple in the
+ * reader's buffer, valid until the next call; NULL at the end of the run.
+ */
+MinimalTuple
+CompSpillReaderNextTuple(CompSpillRunReader *r)
+{
+	MinimalTuple tup;
+
+	Assert(r->run->rows);
+	tup = CompSpillRowCursorNext(&r->rc);
+	if (unlikely(tup == NULL))
+	{
+		if (!compspill_load_frame(r))
+			return NULL;
+		tup = CompSpillRowCursorNext(&r->rc);
+	}
+	return tup;
 }
 
 /* Return the memory the reader holds: its buffers and decoded block */
@@ -862,10 +1018,12 @@ compspill_reader_memory(Size raw_size, Size stored_size, Size fixed_size)
 /*
  * Estimate what one reader of the spill's runs will hold, from the frames
  * written so far: their average raw and stored sizes and rows, with an
- * eighth more for the frames above average.
+ * eighth more for the frames above average.  A reader of runs of row
+ * frames (rows) needs no arrays for the columns, only a buffer for the
+ * largest row.
  */
 Size
-CompSpillReaderEstimate(CompSpill *sp)
+CompSpillReaderEstimate(CompSpill *sp, bool rows)
 {
 	int64		nframes = Max(sp->frames_written, 1);
 	Size		raw_size;
@@ -873,6 +1031,14 @@ CompSpillReaderEstimate(CompSpill *sp)
 	Size		fixed_size = 0;
 
 	compspill_average_frame(sp, &raw_size, &stored_size);
+
+	if (rows)
+	{
+		raw_size += raw_size / 8;
+		stored_size += stored_size / 8;
+		return compspill_reader_memory(raw_size, stored_size,
+									   MAXALIGN(sp->max_row) + 256);
+	}
 
 	/* fixed-width columns are rebuilt from byte planes into their own array */
 	for (int a = 0; a < sp->tupdesc->natts; a++)
@@ -887,6 +1053,13 @@ CompSpillReaderEstimate(CompSpill *sp)
 	raw_size += raw_size / 8;
 	stored_size += stored_size / 8;
 	return compspill_reader_memory(raw_size, stored_size, fixed_size);
+}
+
+/* Return the size of the largest row put in a row frame so far */
+Size
+CompSpillMaxRow(CompSpill *sp)
+{
+	return MAXALIGN(sp->max_row);
 }
 
 /*
@@ -1040,12 +1213,14 @@ compspill_load_frame(CompSpillRunReader *r)
 		compspill_corrupt_frame(r, pos,
 								psprintf("Block payload of %u bytes runs past the end of the run at offset %lld.",
 										 hdr.stored_len, (long long) r->run->len));
-	if ((hdr.flags != 0) != (r->sp->cipher != NULL) ||
-		(hdr.flags & ~COMPSPILL_FRAME_ENCRYPTED) != 0)
+	if (((hdr.flags & COMPSPILL_FRAME_ENCRYPTED) != 0) != (r->sp->cipher != NULL) ||
+		((hdr.flags & COMPSPILL_FRAME_ROWS) != 0) != r->run->rows ||
+		(hdr.flags & ~(COMPSPILL_FRAME_ENCRYPTED | COMPSPILL_FRAME_ROWS)) != 0)
 		compspill_corrupt_frame(r, pos,
-								psprintf("Frame flags %02X do not match the spill, which is %s.",
+								psprintf("Frame flags %02X do not match the run, which is %s and of %s frames.",
 										 hdr.flags,
-										 r->sp->cipher ? "encrypted" : "not encrypted"));
+										 r->sp->cipher ? "encrypted" : "not encrypted",
+										 r->run->rows ? "row" : "column"));
 	payload_len = hdr.stored_len;
 	if (r->sp->cipher)
 	{
@@ -1116,12 +1291,19 @@ compspill_load_frame(CompSpillRunReader *r)
 	}
 
 	detail = NULL;
-	if (!CompSpillDecodeBlock(&r->blk, r->sp->tupdesc, raw, hdr.raw_len,
-							  (int) hdr.nrows, &detail))
+	if (r->run->rows)
+	{
+		if (!CompSpillRowFrameCheck(&r->rc, r->sp->tupdesc, raw, hdr.raw_len,
+									(int) hdr.nrows, &detail))
+			compspill_corrupt_frame(r, pos, detail ? detail :
+									"The row frame could not be read.");
+	}
+	else if (!CompSpillDecodeBlock(&r->blk, r->sp->tupdesc, raw, hdr.raw_len,
+								   (int) hdr.nrows, &detail))
 		compspill_corrupt_frame(r, pos, detail ? detail :
 								"The block could not be decoded.");
 
-	if (r->blk.nrows != (int) hdr.nrows)
+	if (!r->run->rows && r->blk.nrows != (int) hdr.nrows)
 		elog(ERROR, "compspill block decoder returned %d rows, expected %u",
 			 r->blk.nrows, hdr.nrows);
 

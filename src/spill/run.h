@@ -16,6 +16,7 @@
 #ifndef COMPSPILL_RUN_H
 #define COMPSPILL_RUN_H
 
+#include "access/htup.h"
 #include "access/tupdesc.h"
 
 #include "compspill.h"
@@ -41,6 +42,7 @@ typedef struct CompSpillRun
 	int64		nrows;
 	int64		nframes;
 	int			level;			/* merges its rows have been through */
+	bool		rows;			/* its frames are row frames */
 	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
 	CompSpillFrameRef *index;
 	int64		index_cap;
@@ -63,6 +65,9 @@ extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunSync(CompSpill *sp);
 extern int64 CompSpillRunWritten(CompSpill *sp);
 extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
+extern bool CompSpillWantRowFrames(CompSpill *sp);
+extern void CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup);
 extern void CompSpillRunCutFrame(CompSpill *sp);
 extern void CompSpillRunEnd(CompSpill *sp);
 extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
@@ -83,9 +88,11 @@ extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
 								int64 frame);
 extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
+extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
-extern Size CompSpillReaderEstimate(CompSpill *sp);
+extern Size CompSpillReaderEstimate(CompSpill *sp, bool rows);
+extern Size CompSpillMaxRow(CompSpill *sp);
 extern int64 CompSpillRunMapReserve(CompSpill *sp, int64 bytes);
 
 #endif							/* COMPSPILL_RUN_H */
