@@ -163,7 +163,50 @@ END $$;
 SELECT cd_written('none') > cd_written('lz4') AS lz4_smaller,
        cd_written('lz4') > cd_written('zstd') AS zstd_smaller;
 
+-- row frames (compspill.frame_kind = row): rows as native sort writes
+-- them, with every codec; EXPLAIN counts the frames of each kind, so a
+-- sort that wrote column frames instead fails here
+CREATE FUNCTION cd_kinds(codec text) RETURNS TABLE (codec_setting text,
+    row_frames bool, no_column_frames bool) LANGUAGE plpgsql AS $$
+DECLARE
+    n jsonb;
+BEGIN
+    PERFORM set_config('compspill.codec', codec, true);
+    n := cs_node('SELECT * FROM cd ORDER BY t DESC NULLS LAST, id');
+    RETURN QUERY SELECT n->>'Spill Codec', (n->>'Frames Row')::int > 0,
+        (n->>'Frames Column')::int = 0;
+END $$;
+SET compspill.frame_kind = row;
+SET compspill.codec = none;
+SELECT * FROM cd_all();
+SET compspill.codec = lz4;
+SELECT * FROM cd_all();
+SET compspill.codec = zstd;
+SELECT * FROM cd_all();
+SET compspill.codec = auto;
+SELECT * FROM cd_all();
+SELECT * FROM cd_kinds('none');
+SELECT * FROM cd_kinds('lz4');
+SELECT * FROM cd_kinds('zstd');
+SELECT * FROM cd_kinds('auto');
+-- rows wider than a block, and blocks of the smallest size
+SELECT cs_check('SELECT id, repeat(t, 400) AS wide FROM cd WHERE id % 10 = 0 ORDER BY wide, id', 'spill');
+SELECT set_config('compspill.block_size', min_val, false) AS smallest_block
+FROM pg_settings WHERE name = 'compspill.block_size';
+SELECT cs_check('SELECT * FROM cd ORDER BY n, id', 'spill');
+RESET compspill.block_size;
+-- column frames when asked for, whatever the codec
+SET compspill.frame_kind = 'column';
+SELECT (n->>'Frames Row')::int = 0 AS no_row_frames,
+       (n->>'Frames Column')::int > 0 AS column_frames
+FROM cs_node('SELECT * FROM cd ORDER BY k, id') n;
+-- the explicit codecs keep column frames by default
+RESET compspill.frame_kind;
+SET compspill.codec = lz4;
+SELECT (n->>'Frames Row')::int = 0 AS lz4_no_row_frames
+FROM cs_node('SELECT * FROM cd ORDER BY k, id') n;
+
 RESET compspill.codec;
 RESET work_mem;
 DROP TABLE cd, cd_q;
-DROP FUNCTION cd_all(text), cd_written(text), cd_frames(text);
+DROP FUNCTION cd_all(text), cd_written(text), cd_frames(text), cd_kinds(text);

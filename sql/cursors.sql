@@ -134,6 +134,12 @@ SET compspill.codec = 'none';
 SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_none FROM walks WHERE wid IN (2, 8) ORDER BY wid;
 SET compspill.codec = 'lz4';
 SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_lz4 FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+-- runs of row frames, merged into the store
+SET compspill.frame_kind = row;
+SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS row_frames_lz4 FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+SELECT (n->>'Frames Row')::int > 0 AS row_frames
+FROM cs_node('SELECT * FROM cu ORDER BY n, id') n;
+RESET compspill.frame_kind;
 SET compspill.codec = 'zstd';
 SET compspill.enable_dio = on;
 SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS codec_zstd_dio FROM walks WHERE wid IN (2, 8) ORDER BY wid;

@@ -32,6 +32,21 @@ SET work_mem = '64kB';
 SELECT cs_check('SELECT id, s FROM enc ORDER BY s, id', 'spill') AS enc_multipass;
 SELECT (cs_node('SELECT id, s FROM enc ORDER BY s, id')->>'Merge Passes')::int > 1
     AS several_passes;
+-- row frames, encrypted, with each codec and several passes
+SET compspill.frame_kind = row;
+SET compspill.codec = none;
+SELECT cs_check('SELECT id, s FROM enc ORDER BY s, id', 'spill') AS enc_rows_none;
+SET compspill.codec = lz4;
+SELECT cs_check('SELECT * FROM enc ORDER BY b, id', 'spill') AS enc_rows_lz4;
+SET compspill.codec = zstd;
+SELECT cs_check('SELECT id, s FROM enc ORDER BY s DESC, id', 'spill') AS enc_rows_zstd;
+SELECT (n->>'Merge Passes')::int > 1 AS several_passes,
+       (n->>'Frames Row')::int > 0 AS row_frames,
+       (n->>'Frames Column')::int = 0 AS no_column_frames,
+       n->>'Spill Encryption' AS encryption
+FROM cs_node('SELECT id, s FROM enc ORDER BY s DESC, id') n;
+RESET compspill.codec;
+RESET compspill.frame_kind;
 SET work_mem = '1MB';
 
 -- EXPLAIN says so, and says so only when it is on

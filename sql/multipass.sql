@@ -32,6 +32,57 @@ SET compspill.enable_dio = off;
 RESET client_min_messages;
 RESET compspill.codec;
 
+-- row frames merged in several passes, every codec: the intermediate
+-- passes copy rows into row frames (a column frame anywhere fails this)
+CREATE FUNCTION mp_kinds(q text) RETURNS TABLE (several_passes bool,
+    row_frames bool, no_column_frames bool) LANGUAGE sql AS $$
+    SELECT (n->>'Merge Passes')::int >= 2, (n->>'Frames Row')::int > 0,
+           (n->>'Frames Column')::int = 0
+    FROM cs_node(q) n
+$$;
+SET compspill.frame_kind = row;
+SET compspill.codec = none;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+SELECT * FROM mp_kinds('SELECT * FROM mp ORDER BY k, id');
+SET compspill.codec = lz4;
+SELECT compare_sorted('SELECT id, s FROM mp ORDER BY s DESC, k, id', 'spill');
+SELECT compare_keys('SELECT id, s FROM mp ORDER BY s', 'cs_row.s', 'spill');
+SELECT * FROM mp_kinds('SELECT id, s FROM mp ORDER BY s DESC, k, id');
+SET compspill.codec = zstd;
+SELECT compare_sorted('SELECT k, id FROM mp ORDER BY k DESC, id', 'spill');
+-- (a single column sorted on itself is a datum sort: column frames)
+SELECT * FROM mp_kinds('SELECT k, id FROM mp ORDER BY k DESC, id');
+SET compspill.codec = auto;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY s, id DESC', 'spill');
+SELECT * FROM mp_kinds('SELECT * FROM mp ORDER BY s, id DESC');
+-- direct I/O
+SET client_min_messages = warning;
+SET compspill.enable_dio = on;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+SET compspill.enable_dio = off;
+RESET client_min_messages;
+-- a merge join's inner sort, marked and restored, read from the store its
+-- final merge of row runs wrote
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT compare_rows('SELECT a.id, b.id AS bid FROM mp a JOIN mp b ON a.s = b.s % 7 AND a.k = b.k', 'spill');
+SELECT (n->>'Frames Row')::int > 0 AS inner_row_frames
+FROM cs_nodes(cs_analyze_json('SELECT a.id, b.id AS bid FROM mp a JOIN mp b ON a.s = b.s % 7 AND a.k = b.k')) n
+WHERE n->>'Parent Relationship' = 'Inner';
+RESET enable_hashjoin;
+RESET enable_nestloop;
+-- runs of both kinds merged together: a test-only setting alternates them
+SET compspill.frame_kind = alternate;
+SELECT compare_sorted('SELECT * FROM mp ORDER BY k, id', 'spill');
+SELECT compare_sorted('SELECT id, s FROM mp ORDER BY s DESC, k, id', 'spill');
+SELECT (n->>'Merge Passes')::int >= 2 AS several_passes,
+       (n->>'Frames Row')::int > 0 AS row_frames,
+       (n->>'Frames Column')::int > 0 AS column_frames
+FROM cs_node('SELECT * FROM mp ORDER BY k, id') n;
+RESET compspill.frame_kind;
+RESET compspill.codec;
+DROP FUNCTION mp_kinds(text);
+
 -- a million rows at 64kB
 SELECT compare_sorted('SELECT g FROM generate_series(1, 1000000) g ORDER BY g % 7919, g', 'spill');
 
