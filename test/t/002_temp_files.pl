@@ -22,7 +22,7 @@ my $node = compspill_node(
 make_words_table($node, 't', 200_000);
 
 my $query = 'SELECT id, grp, price, ts, txt FROM t ORDER BY txt, id';
-my $spill = "SET work_mem = '4MB';";
+my $spill = "SET work_mem = '4MB'; SET compspill.codec = lz4;";
 
 # Run the sort with $setup; return its md5 and the temporary files it
 # logged, as [path, size] pairs.
