@@ -164,13 +164,40 @@ compspill_no_params(const CompSpillColumnView *view, int attnum,
 					const char **errdetail)
 {
 	if (view->bits != 0 || view->ndict != 0)
-	{
-		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
-							  attnum, (unsigned) view->bits, view->ndict,
-							  (unsigned) view->enc, view->nvalues);
-		return false;
-	}
+		return compspill_params_error(view, attnum, errdetail);
 	return true;
+}
+
+/*
+ * Report a bit width or dictionary size that does not fit a column's
+ * encoding; return false.
+ */
+bool
+compspill_params_error(const CompSpillColumnView *view, int attnum,
+					   const char **errdetail)
+{
+	*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
+						  attnum, (unsigned) view->bits, view->ndict,
+						  (unsigned) view->enc, view->nvalues);
+	return false;
+}
+
+/*
+ * Check the header of a column whose value stream is prefix bytes and then
+ * npacked values of the header's bit width (at most max_bits), with no
+ * dictionary and no length stream: FOR, DELTA and NUMERIC.
+ */
+bool
+compspill_check_packed_header(const CompSpillColumnView *view, int attnum,
+							  int max_bits, Size prefix, uint64 npacked,
+							  const char **errdetail)
+{
+	if (view->bits > max_bits || view->ndict != 0)
+		return compspill_params_error(view, attnum, errdetail);
+	if (view->nvalues > 0 && view->lengths_len == 0 &&
+		view->values_len == prefix + compspill_packed_size(npacked, view->bits))
+		return true;
+	return compspill_stream_sizes_error(view, attnum, errdetail);
 }
 
 /* Any varlena column */

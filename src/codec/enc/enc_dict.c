@@ -173,12 +173,7 @@ dict_check_header(const CompSpillColumnView *view, int attnum,
 	if (view->ndict == 0 || view->ndict > COMPSPILL_DICT_MAX ||
 		view->ndict > n ||
 		view->bits != compspill_bit_width(view->ndict - 1))
-	{
-		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
-							  attnum, (unsigned) view->bits, view->ndict,
-							  (unsigned) view->enc, view->nvalues);
-		return false;
-	}
+		return compspill_params_error(view, attnum, errdetail);
 	if (view->lengths_len == 0 &&
 		view->values_len >= view->ndict + compspill_packed_size(n, view->bits) &&
 		view->values_len <= view->ndict * VARATT_SHORT_MAX +

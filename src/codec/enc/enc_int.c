@@ -221,20 +221,9 @@ static bool
 for_check_header(const CompSpillColumnView *view, int attnum,
 				 const char **errdetail)
 {
-	uint64		n = view->nvalues;
-
-	if (view->bits > 8 * view->attlen || view->ndict != 0)
-	{
-		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
-							  attnum, (unsigned) view->bits, view->ndict,
-							  (unsigned) view->enc, view->nvalues);
-		return false;
-	}
-	if (n > 0 && view->lengths_len == 0 &&
-		view->values_len == sizeof(int64) +
-		compspill_packed_size(n, view->bits))
-		return true;
-	return compspill_stream_sizes_error(view, attnum, errdetail);
+	return compspill_check_packed_header(view, attnum, 8 * view->attlen,
+										 sizeof(int64), view->nvalues,
+										 errdetail);
 }
 
 /* Check a DELTA column's bit width and stream sizes */
@@ -242,20 +231,10 @@ static bool
 delta_check_header(const CompSpillColumnView *view, int attnum,
 				   const char **errdetail)
 {
-	uint64		n = view->nvalues;
-
-	if (view->bits > 64 || view->ndict != 0)
-	{
-		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
-							  attnum, (unsigned) view->bits, view->ndict,
-							  (unsigned) view->enc, view->nvalues);
-		return false;
-	}
-	if (n > 0 && view->lengths_len == 0 &&
-		view->values_len == 2 * sizeof(int64) +
-		compspill_packed_size(n - 1, view->bits))
-		return true;
-	return compspill_stream_sizes_error(view, attnum, errdetail);
+	/* the first value and the step, then the steps after the first */
+	return compspill_check_packed_header(view, attnum, 64,
+										 2 * sizeof(int64),
+										 view->nvalues - 1, errdetail);
 }
 
 /* The integers are unpacked into an array */

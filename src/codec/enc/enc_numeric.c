@@ -293,20 +293,10 @@ static bool
 numeric_check_header(const CompSpillColumnView *view, int attnum,
 					 const char **errdetail)
 {
-	uint64		n = view->nvalues;
-
-	if (view->bits > 64 || view->ndict != 0)
-	{
-		*errdetail = psprintf("Column %d has a bit width of %u and %u dictionary entries for encoding %u and %u values.",
-							  attnum, (unsigned) view->bits, view->ndict,
-							  (unsigned) view->enc, view->nvalues);
-		return false;
-	}
-	if (n > 0 && view->lengths_len == 0 &&
-		view->values_len == sizeof(int64) + 1 +
-		compspill_packed_size(n, view->bits))
-		return true;
-	return compspill_stream_sizes_error(view, attnum, errdetail);
+	/* the base and the digit shift, then the scaled integers */
+	return compspill_check_packed_header(view, attnum, 64,
+										 sizeof(int64) + 1, view->nvalues,
+										 errdetail);
 }
 
 /* Check the display scale; a value takes at most one short numeric */

@@ -279,6 +279,12 @@ extern bool compspill_stream_sizes_error(const CompSpillColumnView *view,
 										 int attnum, const char **errdetail);
 extern bool compspill_no_params(const CompSpillColumnView *view, int attnum,
 								const char **errdetail);
+extern bool compspill_params_error(const CompSpillColumnView *view,
+								   int attnum, const char **errdetail);
+extern bool compspill_check_packed_header(const CompSpillColumnView *view,
+										  int attnum, int max_bits,
+										  Size prefix, uint64 npacked,
+										  const char **errdetail);
 extern bool compspill_fits_varlena(uint8 kind, int16 attlen, bool may_pack,
 								   Oid typid);
 extern bool compspill_fits_packable(uint8 kind, int16 attlen, bool may_pack,
