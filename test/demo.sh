@@ -160,6 +160,8 @@ if [ -z "${COMPSPILL_SKIP_DEPS:-}" ]; then
 fi
 if [ -z "${COMPSPILL_SKIP_BUILD:-}" ]; then
 	echo "Building and installing compspill ..."
+	# objects built for another server must not be linked for this one
+	make -s clean PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1 || true
 	make -s -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG"
 	$SUDO make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 fi
