@@ -1,15 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * blockcodec_fuzz.c
- *	  Standalone round-trip and mutation fuzzer for the block codec, and
- *	  for encrypted frames on their way to it.
+ *	  Standalone round-trip and mutation fuzzer for the block codec and
+ *	  its encodings, for row frames, and for encrypted frames carrying
+ *	  either.
  *
  * The block decoder must be a pure, crash-free function of its input
  * bytes: CompSpillDecodeBlock either rejects a block with a sentence in
  * errdetail, or accepts it, after which every CompSpillDecodeNextRow call
  * stays within the block, its fixed-width scratch and its one-row arena,
- * and exactly nrows rows come out.  This program links src/codec/blockcodec.c,
- * src/codec/compress.c and src/codec/cipher.c outside the server, with the few
+ * and exactly nrows rows come out.  So must the row frame check
+ * (CompSpillRowFrameCheck): it rejects a frame with a sentence, or every
+ * row its cursor gives out lies inside the frame with a header that fits
+ * the descriptor.  This program links src/codec/blockcodec.c, the
+ * encodings of src/codec/enc, src/codec/rowframe.c, src/codec/compress.c
+ * and src/codec/cipher.c outside the server, with the few
  * backend functions they call stubbed (test/common/pgstubs.c), and is
  * meant to be built with AddressSanitizer and UBSan so that any
  * out-of-bounds access is caught where it happens.
@@ -22,8 +27,14 @@
  * the decoder is an exact-size allocation, so that ASan sees even a
  * one-byte overread.
  *
- * In encrypted mode the blocks of an iteration are the frames of one
- * encrypted run, written as run.c writes them (compressed, then
+ * In row mode the same rows, formed as minimal tuples, are written as a
+ * row frame (CompSpillRowWriterAdd), which must read back tuple for tuple;
+ * then mutated copies (truncated, extended, bytes, a row's length word or
+ * header fields, a wrong row count) must be rejected or read in bounds.
+ *
+ * In encrypted mode the blocks of an iteration (in half the iterations
+ * their row frames) are the frames of one encrypted run, written as run.c
+ * writes them (compressed, then
  * CompSpillEncrypt with the frame header as additional data and the
  * (run serial, frame index) nonce); each must decrypt, decompress and
  * decode to its rows, and every copy with its ciphertext, tag or
@@ -32,7 +43,8 @@
  * never reaches the decoder.
  *
  * Usage: blockcodec_fuzz [iterations [mutations-per-block [seed [mode]]]]
- * where mode is block, encrypted or both (the default).
+ * where mode is block, rows, encrypted or all (the default; both is its
+ * old name).
  *
  * IDENTIFICATION
  *	  test/fuzz/blockcodec_fuzz.c
@@ -55,6 +67,7 @@
 #include "codec/blockcodec.h"
 #include "codec/cipher.h"
 #include "codec/compress.h"
+#include "codec/rowframe.h"
 #include "compspill.h"
 #include "spill/frame.h"
 #include "pgstubs.h"
@@ -1084,7 +1097,7 @@ mutate_bytes(char *b, Size len)
 }
 
 /* ----------------------------------------------------------------
- * Tallies and the checks shared by both modes.
+ * Tallies and the checks shared by the modes.
  * ----------------------------------------------------------------
  */
 static long npassed = 0;
@@ -1103,6 +1116,7 @@ static long nframe_false = 0;	/* CompSpillDecrypt returned false */
 static long nframe_error = 0;	/* CompSpillDecrypt raised an ERROR */
 static long nframe_control = 0; /* unauthenticated bytes only: accepted */
 static long nframe_forged = 0;	/* accepted though altered: failures */
+static long nframe_rows = 0;	/* frames written that are row frames */
 
 /* Count one check as passed or failed: did it add to nchecks_failed? */
 static void
@@ -1257,6 +1271,395 @@ fuzz_block(TupleDesc desc, CompSpillDecodedBlock *blk, const char *raw,
 }
 
 /* ----------------------------------------------------------------
+ * Row mode: row frames (codec/rowframe.c) on mutated payloads.
+ *
+ * The rows of each block are also formed as minimal tuples and written
+ * with CompSpillRowWriterAdd into a row frame.  CompSpillRowFrameCheck
+ * must accept it and the cursor give back every tuple byte for byte;
+ * then every mutated copy (truncated, extended, bytes changed, a row's
+ * length word or header fields changed, a wrong row count) must either
+ * be rejected with an errdetail sentence, after which the cursor gives
+ * no row, or be accepted, after which the cursor must give exactly
+ * nrows tuples, each copied from inside the payload (an exact-size
+ * buffer, so that ASan sees any overread) and each with a header whose
+ * attribute count, null bitmap and data offset fit the descriptor and
+ * the tuple, which is what heap_deform_tuple relies on.  The attribute
+ * bytes themselves are not checked by rowframe.c (the frame's CRC or tag
+ * guards them; see its banner), so they are not checked here either.
+ * ----------------------------------------------------------------
+ */
+
+/* row mode */
+static long nrow_trips = 0;
+static long nrow_accepted = 0;
+static long nrow_rejected = 0;
+
+/*
+ * Place the value v of attribute attr at offset off of a tuple being
+ * formed, aligned as its type says (a varlena with a 1-byte header or an
+ * external pointer unaligned); write it when base is not NULL.  Return
+ * the offset just past it.
+ */
+static Size
+row_place(Form_pg_attribute attr, Datum v, Size off, char *base)
+{
+	Size		len;
+
+	if (attr->attlen == -1 && VARATT_IS_1B(DatumGetPointer(v)))
+		len = VARSIZE_ANY(DatumGetPointer(v));
+	else
+	{
+		off = TYPEALIGN(align_of(attr->attalign), off);
+		if (attr->attlen > 0)
+			len = attr->attlen;
+		else if (attr->attlen == -2)
+			len = strlen(DatumGetCString(v)) + 1;
+		else
+			len = VARSIZE_ANY(DatumGetPointer(v));
+	}
+	if (base != NULL)
+	{
+		if (attr->attbyval)
+			store_att_byval(base + off, v, attr->attlen);
+		else
+			memcpy(base + off, DatumGetPointer(v), len);
+	}
+	return off + len;
+}
+
+/*
+ * Form one row (natts values ov, nulls on) as a minimal tuple in a new
+ * zeroed buffer: the null bitmap when a value is null, the data from the
+ * MAXALIGNed t_hoff on.
+ */
+static MinimalTuple
+form_row(TupleDesc desc, const Datum *ov, const bool *on)
+{
+	bool		hasnull = false;
+	Size		hdr = SizeofMinimalTupleHeader;
+	Size		len;
+	MinimalTuple tup;
+
+	for (int a = 0; a < desc->natts; a++)
+		hasnull |= on[a];
+	if (hasnull)
+		hdr += BITMAPLEN(desc->natts);
+	hdr = MAXALIGN(hdr);
+	len = hdr;
+	for (int a = 0; a < desc->natts; a++)
+		if (!on[a])
+			len = row_place(TupleDescAttr(desc, a), ov[a], len, NULL);
+
+	tup = calloc(1, len);
+	tup->t_len = (uint32) len;
+	tup->t_infomask2 = (uint16) desc->natts;
+	tup->t_infomask = hasnull ? HEAP_HASNULL : 0;
+	tup->t_hoff = (uint8) (hdr + MINIMAL_TUPLE_OFFSET);
+	len = hdr;
+	for (int a = 0; a < desc->natts; a++)
+	{
+		if (on[a])
+			continue;
+		if (hasnull)
+			tup->t_bits[a >> 3] |= (bits8) (1 << (a & 7));
+		len = row_place(TupleDescAttr(desc, a), ov[a], len, (char *) tup);
+	}
+	return tup;
+}
+
+/*
+ * Check the header of a tuple the cursor gave out: what any reader of a
+ * minimal tuple of desc relies on.
+ */
+static void
+check_row_header(TupleDesc desc, MinimalTuple tup, int r)
+{
+	int			natts = tup->t_infomask2 & HEAP_NATTS_MASK;
+	Size		data = (Size) tup->t_hoff - MINIMAL_TUPLE_OFFSET;
+
+	CHECK(((uintptr_t) tup) % MAXIMUM_ALIGNOF == 0,
+		  "row %d: tuple not MAXALIGNed", r);
+	CHECK(natts <= desc->natts, "row %d: %d attributes, descriptor has %d",
+		  r, natts, desc->natts);
+	CHECK(tup->t_hoff >= MINIMAL_TUPLE_OFFSET &&
+		  data >= SizeofMinimalTupleHeader && data <= tup->t_len &&
+		  data == MAXALIGN(data),
+		  "row %d: t_hoff %u in a tuple of %u bytes", r, tup->t_hoff,
+		  tup->t_len);
+	CHECK(!(tup->t_infomask & HEAP_HASNULL) ||
+		  SizeofMinimalTupleHeader + BITMAPLEN(natts) <= data,
+		  "row %d: null bitmap of %d attributes past t_hoff %u", r, natts,
+		  tup->t_hoff);
+}
+
+/*
+ * Check that row frame raw (rawlen bytes, an exact-size buffer) reads back
+ * as the nrows tuples tups; what names the check.
+ */
+static void
+check_row_frame(TupleDesc desc, CompSpillRowCursor *rc, const char *raw,
+				Size rawlen, int nrows, MinimalTuple *tups, const char *what)
+{
+	const char *err = NULL;
+
+	if (!CompSpillRowFrameCheck(rc, desc, raw, rawlen, nrows, &err))
+	{
+		CHECK(false, "%s rejected: %s (natts %d, nrows %d)", what, err,
+			  desc->natts, nrows);
+		free((void *) err);
+		return;
+	}
+	for (int r = 0; r < nrows; r++)
+	{
+		MinimalTuple tup = CompSpillRowCursorNext(rc);
+
+		if (tup == NULL)
+		{
+			CHECK(false, "%s: only %d rows of %d", what, r, nrows);
+			return;
+		}
+		check_row_header(desc, tup, r);
+		CHECK(tup->t_len == tups[r]->t_len &&
+			  memcmp((char *) tup + MINIMAL_TUPLE_DATA_OFFSET,
+					 (char *) tups[r] + MINIMAL_TUPLE_DATA_OFFSET,
+					 tups[r]->t_len - MINIMAL_TUPLE_DATA_OFFSET) == 0,
+			  "%s: row %d differs (%u bytes, written %u)", what, r,
+			  tup->t_len, tups[r]->t_len);
+	}
+	CHECK(CompSpillRowCursorNext(rc) == NULL, "%s: a row after the end",
+		  what);
+}
+
+/*
+ * Check a possibly corrupt row frame (exact-size buffer) said to hold
+ * nrows rows: rejected with a sentence, or every row it gives inside it
+ * and well formed.  Return whether it was accepted.
+ */
+static bool
+row_frame_checked(TupleDesc desc, CompSpillRowCursor *rc, const char *buf,
+				  Size len, int nrows)
+{
+	const char *err = NULL;
+	long		before = nchecks_failed;
+	bool		ok = CompSpillRowFrameCheck(rc, desc, buf, len, nrows, &err);
+
+	if (ok)
+	{
+		const char *p = buf;
+		const char *end = buf + len;
+		MinimalTuple tup;
+		int			rows = 0;
+
+		nrow_accepted++;
+		CHECK(err == NULL, "errdetail set on success");
+		while ((tup = CompSpillRowCursorNext(rc)) != NULL && rows <= nrows)
+		{
+			uint32		body = 0;
+
+			if ((Size) (end - p) >= COMPSPILL_ROW_LENGTH_SIZE)
+				memcpy(&body, p, COMPSPILL_ROW_LENGTH_SIZE);
+			CHECK((Size) (end - p) >= COMPSPILL_ROW_LENGTH_SIZE &&
+				  body <= (Size) (end - p) - COMPSPILL_ROW_LENGTH_SIZE,
+				  "row %d runs past the frame", rows);
+			if (nchecks_failed != before)
+				break;
+			CHECK(tup->t_len == body + MINIMAL_TUPLE_DATA_OFFSET &&
+				  memcmp((char *) tup + MINIMAL_TUPLE_DATA_OFFSET,
+						 p + COMPSPILL_ROW_LENGTH_SIZE, body) == 0,
+				  "row %d is not the bytes of the frame", rows);
+			check_row_header(desc, tup, rows);
+			p += COMPSPILL_ROW_LENGTH_SIZE + body;
+			rows++;
+		}
+		CHECK(rows == nrows, "read %d rows of %d", rows, nrows);
+		CHECK(p == end || nchecks_failed != before,
+			  "%zu bytes of the frame after its rows", (Size) (end - p));
+	}
+	else
+	{
+		nrow_rejected++;
+		CHECK(err != NULL && strlen(err) > 5 && err[strlen(err) - 1] == '.',
+			  "bad errdetail \"%s\"", err ? err : "(null)");
+		CHECK(CompSpillRowCursorNext(rc) == NULL,
+			  "a row from a rejected row frame");
+		free((void *) err);
+	}
+	tally(before);
+	return ok;
+}
+
+/* Change one header field of the row starting at offset off of b */
+static void
+mutate_row_header(char *b, Size off, int natts)
+{
+	char	   *body = b + off + COMPSPILL_ROW_LENGTH_SIZE;
+	char	   *f2 = body + offsetof(MinimalTupleData, t_infomask2) -
+		MINIMAL_TUPLE_DATA_OFFSET;
+	char	   *f1 = body + offsetof(MinimalTupleData, t_infomask) -
+		MINIMAL_TUPLE_DATA_OFFSET;
+	char	   *fh = body + offsetof(MinimalTupleData, t_hoff) -
+		MINIMAL_TUPLE_DATA_OFFSET;
+	uint16		v;
+	uint8		h;
+
+	switch (rndn(3))
+	{
+		case 0:				/* attribute count */
+			memcpy(&v, f2, sizeof(v));
+			switch (rndn(3))
+			{
+				case 0:
+					v = (v & ~HEAP_NATTS_MASK) | (uint16) (natts + 1 + rndn(4));
+					break;
+				case 1:
+					v = (v & ~HEAP_NATTS_MASK) | (uint16) rndn(natts + 1);
+					break;
+				default:
+					v = (uint16) rnd();
+					break;
+			}
+			memcpy(f2, &v, sizeof(v));
+			break;
+		case 1:				/* the has-nulls flag, or anything */
+			memcpy(&v, f1, sizeof(v));
+			v = rndn(2) ? v ^ HEAP_HASNULL : (uint16) rnd();
+			memcpy(f1, &v, sizeof(v));
+			break;
+		default:				/* t_hoff */
+			memcpy(&h, fh, 1);
+			switch (rndn(4))
+			{
+				case 0:
+					h += (uint8) (rndn(2) ? 1 + rndn(7) : -1 - rndn(7));
+					break;
+				case 1:
+					h += (uint8) (rndn(2) ? MAXIMUM_ALIGNOF : -MAXIMUM_ALIGNOF);
+					break;
+				case 2:
+					h = (uint8) (MINIMAL_TUPLE_OFFSET + MAXIMUM_ALIGNOF * rndn(4));
+					break;
+				default:
+					h = (uint8) rnd();
+					break;
+			}
+			memcpy(fh, &h, 1);
+			break;
+	}
+}
+
+/* Change the length word of the row starting at offset off of b */
+static void
+mutate_row_length(char *b, Size off, Size len)
+{
+	uint32		body;
+
+	memcpy(&body, b + off, sizeof(body));
+	switch (rndn(6))
+	{
+		case 0:
+			body = (uint32) rndn(SizeofMinimalTupleHeader -
+								 MINIMAL_TUPLE_DATA_OFFSET + 1);
+			break;
+		case 1:
+			body += (uint32) (rndn(2) ? 1 + rndn(8) : -1 - rndn(8));
+			break;
+		case 2:
+			body = (uint32) (len - off - COMPSPILL_ROW_LENGTH_SIZE + rndn(3));
+			break;
+		case 3:				/* wraps when the tuple header is added */
+			body = PG_UINT32_MAX - rndn(MINIMAL_TUPLE_DATA_OFFSET + 2);
+			break;
+		case 4:
+			body ^= (uint32) 1 << rndn(32);
+			break;
+		default:
+			body = (uint32) rnd();
+			break;
+	}
+	memcpy(b + off, &body, sizeof(body));
+}
+
+/*
+ * Check mutated copies of row frame raw (nrows rows, starting at offs[]),
+ * each in an exact-size buffer.
+ */
+static void
+fuzz_row_frame(TupleDesc desc, CompSpillRowCursor *rc, const char *raw,
+			   Size rawlen, int nrows, const Size *offs, int mutations)
+{
+	for (int m = 0; m < mutations; m++)
+	{
+		Size		flen = rawlen;
+		int			fr = nrows;
+		char	   *fb;
+		int			mode = rndn(10);
+		int			n = mode == 9 ? 2 + rndn(2) : 1;
+
+		if (mode == 0 && rawlen > 0)
+			flen = rnd() % rawlen;	/* truncation */
+		else if (mode == 1)
+			flen = rawlen + 1 + rndn(64);	/* extension */
+		fb = malloc(Max(flen, 1));
+		memcpy(fb, raw, Min(flen, rawlen));
+		for (Size i = rawlen; i < flen; i++)
+			fb[i] = rndn(2) ? 0 : (char) rnd();
+		if (mode == 1 && rndn(2) && flen - rawlen >= COMPSPILL_ROW_LENGTH_SIZE)
+		{
+			/* what follows looks like a row's length */
+			uint32		body = (uint32) (flen - rawlen -
+										 COMPSPILL_ROW_LENGTH_SIZE);
+
+			memcpy(fb + rawlen, &body, sizeof(body));
+			if (rndn(2))
+				fr++;
+		}
+
+		for (int i = 0; i < n; i++)
+		{
+			int			k = mode == 9 ? 2 + rndn(6) : mode;
+			int			r = nrows > 0 ? rndn(nrows) : 0;
+
+			switch (k)
+			{
+				case 0:
+				case 1:
+					break;
+				case 2:
+				case 3:
+					mutate_bytes(fb, flen);
+					break;
+				case 4:
+				case 5:
+					if (nrows > 0)
+						mutate_row_length(fb, offs[r], flen);
+					break;
+				case 6:
+				case 7:
+					if (nrows > 0)
+						mutate_row_header(fb, offs[r], desc->natts);
+					break;
+				default:		/* wrong row count */
+					switch (rndn(4))
+					{
+						case 0:
+							fr = -1 - rndn(3);
+							break;
+						case 1:
+							fr = PG_INT32_MAX - rndn(2);
+							break;
+						default:
+							fr = Max(0, nrows + rndn(5) - 2);
+							break;
+					}
+					break;
+			}
+		}
+		row_frame_checked(desc, rc, fb, flen, fr);
+		free(fb);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Encrypted mode: frames written and read as run.c does.
  *
  * Each block is compressed (none, lz4 or zstd, stored raw when that does
@@ -1281,6 +1684,23 @@ fuzz_block(TupleDesc desc, CompSpillDecodedBlock *blk, const char *raw,
 
 #define FRAME_HDR		((Size) COMPSPILL_FRAME_HEADER_SIZE)
 #define FRAME_TAG		((Size) COMPSPILL_CIPHER_TAG_SIZE)
+
+/*
+ * What a frame carries: a column block or a row frame (raw, rawlen bytes)
+ * of nrows rows, which are ov / on (stride values a row) and, formed as
+ * minimal tuples, tups.
+ */
+typedef struct FuzzPayload
+{
+	bool		rows;
+	const char *raw;
+	Size		rawlen;
+	int			nrows;
+	const Datum *ov;
+	const bool *on;
+	int			stride;
+	MinimalTuple *tups;
+} FuzzPayload;
 
 /*
  * A frame as a reader meets it: the bytes it reads, in an exact-size
@@ -1365,13 +1785,16 @@ resize_frame(FuzzFrame *f, Size len)
 }
 
 /*
- * Write block raw (rawlen bytes of nrows rows) as frame index of the run,
- * asking codec for it, as run.c's compspill_emit_frame does.
+ * Write payload pl as frame index of the run, asking codec for it, as
+ * run.c's compspill_emit_frame does.
  */
 static FuzzFrame
-write_frame(FuzzRun *run, CompSpillCodec codec, const char *raw,
-			Size rawlen, int nrows, int64 index)
+write_frame(FuzzRun *run, CompSpillCodec codec, const FuzzPayload *pl,
+			int64 index)
 {
+	const char *raw = pl->raw;
+	Size		rawlen = pl->rawlen;
+	int			nrows = pl->nrows;
 	CompSpillFrameHeader hdr;
 	FuzzFrame	f;
 	Size		bound = CompSpillCompressBound(run->comp, codec, rawlen);
@@ -1389,11 +1812,14 @@ write_frame(FuzzRun *run, CompSpillCodec codec, const char *raw,
 		codec = COMPSPILL_CODEC_NONE;
 	}
 	nframes_stored[codec]++;
+	if (pl->rows)
+		nframe_rows++;
 
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = COMPSPILL_FRAME_MAGIC;
 	hdr.codec = (uint8) codec;
-	hdr.flags = COMPSPILL_FRAME_ENCRYPTED;
+	hdr.flags = COMPSPILL_FRAME_ENCRYPTED |
+		(pl->rows ? COMPSPILL_FRAME_ROWS : 0);
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
 	hdr.stored_len = (uint32) (stored + FRAME_TAG);
@@ -1439,15 +1865,17 @@ decrypt_frame(FuzzRun *run, FuzzFrame *f)
 }
 
 /*
- * Decrypt a copy of frame f, decompress it and decode it: the block must
- * be raw (rawlen bytes) and its rows the originals.  what names the check.
+ * Decrypt a copy of frame f, decompress it and decode it: the payload must
+ * be pl's and its rows the originals.  what names the check.
  */
 static void
 check_frame(FuzzRun *run, const FuzzFrame *f, TupleDesc desc,
-			CompSpillDecodedBlock *blk, const char *raw, Size rawlen,
-			int nrows, const Datum *ov, const bool *on, int stride,
-			const char *what)
+			CompSpillDecodedBlock *blk, CompSpillRowCursor *rc,
+			const FuzzPayload *pl, const char *what)
 {
+	const char *raw = pl->raw;
+	Size		rawlen = pl->rawlen;
+	int			nrows = pl->nrows;
 	FuzzFrame	c = copy_frame(f);
 	CompSpillFrameHeader hdr;
 	FuzzDecrypt res = decrypt_frame(run, &c);
@@ -1486,9 +1914,16 @@ check_frame(FuzzRun *run, const FuzzFrame *f, TupleDesc desc,
 		free((void *) detail);
 		memset(plain, 0, rawlen);
 	}
+	CHECK(hdr.flags == (COMPSPILL_FRAME_ENCRYPTED |
+						(pl->rows ? COMPSPILL_FRAME_ROWS : 0)),
+		  "%s: frame flags %02X", what, hdr.flags);
 	CHECK(memcmp(plain, raw, rawlen) == 0, "%s: decrypted block differs",
 		  what);
-	check_rows(desc, blk, plain, rawlen, nrows, ov, on, stride, what);
+	if (pl->rows)
+		check_row_frame(desc, rc, plain, rawlen, nrows, pl->tups, what);
+	else
+		check_rows(desc, blk, plain, rawlen, nrows, pl->ov, pl->on,
+				   pl->stride, what);
 	free(plain);
 	free(c.bytes);
 }
@@ -1659,16 +2094,13 @@ same_frame(const FuzzFrame *m, const FuzzFrame *f)
  */
 static void
 fuzz_frame(FuzzRun *run, int64 b, TupleDesc desc, CompSpillDecodedBlock *blk,
-		   const char *raw, Size rawlen, int nrows, const Datum *ov,
-		   const bool *on, int stride, int mutations)
+		   CompSpillRowCursor *rc, const FuzzPayload *pl, int mutations)
 {
-	FuzzFrame	f = write_frame(run, (CompSpillCodec) rndn(3), raw, rawlen,
-								nrows, b);
+	FuzzFrame	f = write_frame(run, (CompSpillCodec) rndn(3), pl, b);
 	long		before = nchecks_failed;
 
 	nframe_trips++;
-	check_frame(run, &f, desc, blk, raw, rawlen, nrows, ov, on, stride,
-				"encrypted round trip");
+	check_frame(run, &f, desc, blk, rc, pl, "encrypted round trip");
 	tally(before);
 
 	for (int i = 0; i < mutations; i++)
@@ -1684,8 +2116,8 @@ fuzz_frame(FuzzRun *run, int64 b, TupleDesc desc, CompSpillDecodedBlock *blk,
 		{
 			/* nothing authenticated changed: it must read back */
 			nframe_control++;
-			check_frame(run, &m, desc, blk, raw, rawlen, nrows, ov, on,
-						stride, "unauthenticated change");
+			check_frame(run, &m, desc, blk, rc, pl,
+						"unauthenticated change");
 		}
 		else
 		{
@@ -1712,8 +2144,7 @@ fuzz_frame(FuzzRun *run, int64 b, TupleDesc desc, CompSpillDecodedBlock *blk,
 	if (mutations > 0)
 	{
 		before = nchecks_failed;
-		check_frame(run, &f, desc, blk, raw, rawlen, nrows, ov, on, stride,
-					"encrypted re-read");
+		check_frame(run, &f, desc, blk, rc, pl, "encrypted re-read");
 		tally(before);
 	}
 	free(f.bytes);
@@ -1724,6 +2155,7 @@ fuzz_frame(FuzzRun *run, int64 b, TupleDesc desc, CompSpillDecodedBlock *blk,
  * ----------------------------------------------------------------
  */
 static bool do_blocks = true;	/* block mode */
+static bool do_rows = true;		/* row mode */
 static bool do_frames = true;	/* encrypted mode */
 static uint64 last_serial = 0;
 
@@ -1735,11 +2167,13 @@ run_iteration(int mutations)
 	TupleDesc	desc;
 	CompSpillEncoder *enc;
 	CompSpillDecodedBlock blk;
+	CompSpillRowCursor rc;
 	Size		target = 64 + rnd() % (rndn(4) == 0 ? 100000 : 4000);
 	int			nullpct = rndn(4) == 0 ? 0 : rndn(5) == 0 ? 100 : rndn(60);
 	bool		big = rndn(6) == 0;
 	int			nblocks = 1 + rndn(3);
 	FuzzRun		run;
+	bool		run_rows = rndn(2);	/* the encrypted run's frame kind */
 
 	for (int a = 0; a < natts; a++)
 		kinds[a] = rndn(NSPECS);
@@ -1748,6 +2182,7 @@ run_iteration(int mutations)
 	/* keep encodings for one to four blocks, so later blocks reuse them */
 	CompSpillEncoderSetRecheck(enc, 1 + rndn(4));
 	CompSpillDecodedBlockInit(&blk, desc);
+	CompSpillRowCursorInit(&rc, CurrentMemoryContext);
 
 	/* one run per iteration: its contexts go with pgstubs_free_all */
 	memset(&run, 0, sizeof(run));
@@ -1773,6 +2208,12 @@ run_iteration(int mutations)
 		Size		rawlen;
 		long		before;
 		ColGen	   *gens = malloc(sizeof(ColGen) * Max(natts, 1));
+		MinimalTuple *tups;
+		Size	   *offs;
+		CompSpillRowWriter w;
+		char	   *rowraw;
+		Size		rowlen;
+		FuzzPayload pl;
 
 		for (int a = 0; a < natts; a++)
 			gen_init(&gens[a], &specs[kinds[a]], big);
@@ -1815,6 +2256,31 @@ run_iteration(int mutations)
 		}
 		count_encodings(raw, rawlen);
 
+		/* the same rows as a row frame, written as run.c writes them */
+		tups = malloc(sizeof(MinimalTuple) * nrows);
+		offs = malloc(sizeof(Size) * nrows);
+		CompSpillRowWriterInit(&w, CurrentMemoryContext, target);
+		for (int r = 0; r < nrows; r++)
+		{
+			tups[r] = form_row(desc, ov + r * stride, on + r * stride);
+			offs[r] = w.len;
+			(void) CompSpillRowWriterAdd(&w, tups[r]);
+		}
+		rowlen = w.len;
+		if (w.nrows != nrows)
+		{
+			fprintf(stderr, "row writer counts %d rows, added %d\n",
+					w.nrows, nrows);
+			exit(1);
+		}
+		rowraw = malloc(Max(rowlen, 1));
+		CompSpillRowWriterFinish(&w, rowraw);
+		if (w.len != 0 || w.nrows != 0)
+		{
+			fprintf(stderr, "row writer not reset by Finish\n");
+			exit(1);
+		}
+
 		if (do_blocks)
 		{
 			/* exact round trip, mutated copies, and the block again */
@@ -1832,9 +2298,41 @@ run_iteration(int mutations)
 				tally(before);
 			}
 		}
+		if (do_rows)
+		{
+			/* exact round trip, mutated copies, and the frame again */
+			nrow_trips++;
+			before = nchecks_failed;
+			check_row_frame(desc, &rc, rowraw, rowlen, nrows, tups,
+							"row frame round trip");
+			tally(before);
+			fuzz_row_frame(desc, &rc, rowraw, rowlen, nrows, offs, mutations);
+			if (mutations > 0)
+			{
+				before = nchecks_failed;
+				check_row_frame(desc, &rc, rowraw, rowlen, nrows, tups,
+								"row frame re-read");
+				tally(before);
+			}
+		}
 		if (do_frames)
-			fuzz_frame(&run, b, desc, &blk, raw, rawlen, nrows, ov, on,
-					   stride, mutations);
+		{
+			pl.rows = run_rows;
+			pl.raw = run_rows ? rowraw : raw;
+			pl.rawlen = run_rows ? rowlen : rawlen;
+			pl.nrows = nrows;
+			pl.ov = ov;
+			pl.on = on;
+			pl.stride = stride;
+			pl.tups = tups;
+			fuzz_frame(&run, b, desc, &blk, &rc, &pl, mutations);
+		}
+
+		for (int r = 0; r < nrows; r++)
+			free(tups[r]);
+		free(tups);
+		free(offs);
+		free(rowraw);
 
 		for (int i = 0; i < nrows * stride; i++)
 			free(mem[i]);
@@ -1857,17 +2355,22 @@ main(int argc, char **argv)
 	long		iterations = argc > 1 ? atol(argv[1]) : 3000;
 	int			mutations = argc > 2 ? atoi(argv[2]) : 200;
 	uint64		seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
-	const char *mode = argc > 4 ? argv[4] : "both";
+	const char *mode = argc > 4 ? argv[4] : "all";
 	time_t		start = time(NULL);
 	long		it;
 
-	if (strcmp(mode, "block") == 0)
-		do_frames = false;
-	else if (strcmp(mode, "encrypted") == 0)
-		do_blocks = false;
-	else if (strcmp(mode, "both") != 0)
+	if (strcmp(mode, "all") == 0 || strcmp(mode, "both") == 0)
+		mode = "all";
+	else if (strcmp(mode, "block") == 0 || strcmp(mode, "rows") == 0 ||
+			 strcmp(mode, "encrypted") == 0)
 	{
-		fprintf(stderr, "usage: %s [iterations [mutations [seed [block|encrypted|both]]]]\n",
+		do_blocks = strcmp(mode, "block") == 0;
+		do_rows = strcmp(mode, "rows") == 0;
+		do_frames = strcmp(mode, "encrypted") == 0;
+	}
+	else
+	{
+		fprintf(stderr, "usage: %s [iterations [mutations [seed [block|rows|encrypted|all]]]]\n",
 				argv[0]);
 		return 2;
 	}
@@ -1900,10 +2403,21 @@ main(int argc, char **argv)
 	if (do_blocks)
 		printf("blockcodec fuzz: blocks: %ld round trips, %ld mutated blocks accepted, %ld rejected\n",
 			   nblock_trips, naccepted, nrejected);
+	if (do_rows)
+	{
+		printf("blockcodec fuzz: row frames: %ld round trips, %ld mutated row frames accepted, %ld rejected\n",
+			   nrow_trips, nrow_accepted, nrow_rejected);
+		/* a long enough run must see row frames both ways */
+		if (it >= 1000 && (nrow_accepted == 0 || nrow_rejected == 0))
+		{
+			printf("blockcodec fuzz: mutated row frames never accepted or never rejected\n");
+			nfailed++;
+		}
+	}
 	if (do_frames)
 	{
-		printf("blockcodec fuzz: frames: %ld round trips (stored none %ld, lz4 %ld, zstd %ld), %ld mutated frames refused (%ld false, %ld ERROR), %ld accepted, %ld controls read back\n",
-			   nframe_trips, nframes_stored[COMPSPILL_CODEC_NONE],
+		printf("blockcodec fuzz: frames: %ld round trips (%ld row frames; stored none %ld, lz4 %ld, zstd %ld), %ld mutated frames refused (%ld false, %ld ERROR), %ld accepted, %ld controls read back\n",
+			   nframe_trips, nframe_rows, nframes_stored[COMPSPILL_CODEC_NONE],
 			   nframes_stored[COMPSPILL_CODEC_LZ4],
 			   nframes_stored[COMPSPILL_CODEC_ZSTD],
 			   nframe_false + nframe_error, nframe_false, nframe_error,

@@ -4,7 +4,10 @@
 #	  query fail with SQLSTATE XX001 (data_corrupted), never return rows, and
 #	  leave nothing in pgsql_tmp.  With compspill.encryption, frames forged
 #	  with a valid CRC and frames swapped with each other fail the same way,
-#	  caught by their authentication tag.
+#	  caught by their authentication tag.  Row frames
+#	  (compspill.frame_kind = row) are damaged the same ways, and forged
+#	  with a valid CRC where the row frame check must catch what the CRC
+#	  cannot: a row's length word, t_hoff or attribute count.
 #
 # The sort is held at its first output row by an advisory lock the test
 # holds: every run is written and the merge has read only the first blocks
@@ -130,6 +133,25 @@ damaged_sort('lz4 with direct I/O, overwritten',
 	'SET compspill.enable_dio = on', \&scribble);
 damaged_sort('lz4, truncated', 'SET compspill.codec = lz4', \&halve);
 
+# Row frames (compspill.frame_kind = row), compressed or not, damaged the
+# same ways: caught by the frame's CRC, or by the row frame's own check of
+# its row lengths and headers, never read as rows.
+my $rows = 'SET compspill.frame_kind = row';
+my $rows_plan = $node->safe_psql('postgres',
+	"$spill; $rows; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+like(
+	$rows_plan,
+	qr/runs=([2-9]|\d\d+)\s+merge passes=1\b.*Spill Frame Kinds: row=[1-9]\d*  column=0\b/s,
+	'frame_kind = row: several runs of row frames only, merged in one pass');
+damaged_sort('row frames, lz4, overwritten',
+	"$rows; SET compspill.codec = lz4", \&scribble);
+damaged_sort('row frames, none, overwritten',
+	"$rows; SET compspill.codec = none", \&scribble);
+damaged_sort('row frames, zstd, truncated',
+	"$rows; SET compspill.codec = zstd", \&halve);
+damaged_sort('row frames, none, truncated',
+	"$rows; SET compspill.codec = none", \&halve);
+
 # CRC-32C (Castagnoli), as the frames carry it
 my @crc_table = map {
 	my $c = $_;
@@ -224,6 +246,57 @@ sub swap
 	die "no two neighbouring frames of one size in $path";
 }
 
+# Row frames stored uncompressed, with a row's length word or header
+# changed and the CRC made valid again: the row frame check must refuse
+# the frame (the CRC cannot), before any row of it is handed out.  The
+# payload of such a frame is the rows themselves: a 4-byte length, then
+# t_infomask2, t_infomask and t_hoff of the first row's tuple.
+sub forge_row_at
+{
+	my ($at, $xor) = @_;
+	return sub {
+		my ($path) = @_;
+		my @frames = first_run_frames(read_file($path));
+		die "too few frames in $path" if @frames < 8;
+		my ($off, $hdr, $payload) = @{ $frames[ int(@frames / 2) ] };
+		my ($codec, $flags) = (unpack('V C C', $hdr))[ 1, 2 ];
+		die "frame at $off of $path is not an uncompressed row frame"
+		  if $codec != 0 || !($flags & 0x02);
+
+		substr($payload, $at, 1) = chr(ord(substr($payload, $at, 1)) ^ $xor);
+		my $zeroed = substr($hdr, 0, 20) . "\0\0\0\0";
+		write_at($path, $off,
+			    substr($hdr, 0, 20)
+			  . pack('V', crc32c($zeroed . $payload))
+			  . $payload);
+		note "forged byte $at of the row frame at offset $off of $path";
+		return;
+	};
+}
+
+my $rowcheck = qr/DETAIL:  Row (frame|\d+ of the row frame) /;
+like(
+	damaged_sort(
+		'row frames, none, a row length forged with a valid CRC',
+		"$rows; SET compspill.codec = none",
+		forge_row_at(0, 0x01)),
+	$rowcheck,
+	'row frames, forged length: the row frame check catches it');
+like(
+	damaged_sort(
+		'row frames, none, a t_hoff forged with a valid CRC',
+		"$rows; SET compspill.codec = none",
+		forge_row_at(8, 0x07)),
+	$rowcheck,
+	'row frames, forged t_hoff: the row frame check catches it');
+like(
+	damaged_sort(
+		'row frames, none, an attribute count forged with a valid CRC',
+		"$rows; SET compspill.codec = none",
+		forge_row_at(5, 0x04)),
+	$rowcheck,
+	'row frames, forged attribute count: the row frame check catches it');
+
 my $enc = "SET compspill.encryption = 'aes-256-gcm'";
 my $authfail = qr/DETAIL:  Frame \d+ of the run failed authentication/;
 like(damaged_sort('encrypted lz4, forged with a valid CRC',
@@ -235,6 +308,19 @@ like(damaged_sort('encrypted none, forged with a valid CRC',
 $node->safe_psql('postgres',
 	'CREATE TABLE fixed AS SELECT g AS id, hashint4(g)::bigint * 1000 AS h '
 	  . 'FROM generate_series(1, 300000) g');
+# forge, on a spill of row frames
+sub forge_row_frame
+{
+	my ($path) = @_;
+	my @frames = first_run_frames(read_file($path));
+	my $flags = @frames ? (unpack('V C C', $frames[ int(@frames / 2) ][1]))[2] : 0;
+	die "the frames of $path are not row frames" unless $flags & 0x02;
+	forge($path);
+	return;
+}
+like(damaged_sort('encrypted row frames, none, forged with a valid CRC',
+		"$enc; $rows; SET compspill.codec = none", \&forge_row_frame),
+	$authfail, 'encrypted row frames, forged: the tag catches it');
 like(
 	damaged_run(
 		'encrypted none, two frames swapped',
