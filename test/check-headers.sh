@@ -7,8 +7,8 @@
 # Only PostgreSQL 17's headers can be had here: ../shared/pg/ holds
 # Debian's postgresql-server-dev-17 package, which cannot be installed on
 # bookworm; it is unpacked (once per machine) into the cache directory
-# test/build-pg.sh uses, and each file of src/ and its folders and the
-# unit tests' stubs are compiled with gcc -fsyntax-only and the warning
+# test/build-pg.sh uses, and every .c file under src/ (found with find,
+# at any depth), the tests' stubs and the unit tests are compiled with gcc -fsyntax-only and the warning
 # flags PGXS builds with.  Linking and running need a server, so this
 # checks that the source compiles cleanly against that major's API, no
 # more.
@@ -51,7 +51,9 @@ ext_flags=("${common[@]}" -Wmissing-prototypes -Wpointer-arith
 
 n=0
 bad=0
-for f in src/*.c src/*/*.c test/common/pgstubs.c test/unit/*.c; do
+# every .c under src/, however deep (src/codec/enc/ among them)
+mapfile -t ext_sources < <(find src -name '*.c' | sort)
+for f in "${ext_sources[@]}" test/common/pgstubs.c test/unit/*.c; do
 	n=$((n + 1))
 	case $f in
 		src/*) flags=("${ext_flags[@]}") ;;
