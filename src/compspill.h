@@ -3,33 +3,43 @@
  * compspill.h
  *	  Shared declarations of the compspill extension.
  *
- * compspill replaces the executor's Sort node with a CustomScan whose
- * external sort writes compressed, column-oriented blocks to one temp file
- * per operation.  The code is layered, one folder per group of layers;
- * each layer is one file with its own header next to it, and knows only
- * the layer below it:
+ * compspill replaces the executor's Sort, Incremental Sort, Material and
+ * CTE Scan nodes with CustomScans that spill to one temp file per
+ * operation, in frames of compressed column-oriented blocks or of rows as
+ * native sort writes them.  The code is layered, one folder per group of
+ * layers; each layer is one file with its own header next to it, and
+ * knows only the layer below it:
  *
  *	compspill.c			_PG_init: settings, planner hook, registration
  *	nodes/				the plan and the executor
- *	  planner.c			plan rewrite: Sort, Material, CTE Scan -> CompSpill
+ *	  planner.c			plan rewrite: Sort, Incremental Sort, Material,
+ *						CTE Scan -> CompSpill
  *	  sortnode.c		the CompSpill Sort CustomScan
+ *	  incsortnode.c		the CompSpill Incremental Sort CustomScan
  *	  materialnode.c	the CompSpill Material CustomScan
  *	  ctenode.c			the CompSpill CTE Scan CustomScan: shared CTE stores
  *	  nodestore.c		the rows a Material or CTE Scan keeps, read through
  *	  explain.c			EXPLAIN ANALYZE spill figures shared by the nodes
  *	sort/				what the nodes spill through
- *	  sorter.c			in-memory sort, run formation
- *	  merge.c			k-way merge of runs, planning of merge passes
+ *	  sorter.c			in-memory sort (tuples, or the datum path), run
+ *						formation
+ *	  merge.c			k-way merge of runs on inline first keys, planning
+ *						of merge passes
  *	  store.c			rows in memory, then in one indexed run, by position
  *	spill/				runs in the temp file
- *	  run.c				the spill object; runs of framed, checksummed blocks
- *						(frame.h: the frame header, run.c's own)
+ *	  run.c				the spill object; runs of framed, checksummed column
+ *						blocks or row frames (frame.h: the frame header,
+ *						run.c's own)
  *	  spillfile.c		the temp file: extents, aligned writes, O_DIRECT
  *	codec/				what a frame carries
- *	  blockcodec.c		N rows <-> column streams, sort-aware encodings
+ *	  blockcodec.c		N rows <-> column streams, the choice of encodings
+ *	  enc/				the column encodings, one file each behind one ops
+ *						table (enc/encoding.h)
+ *	  rowframe.c		row frames: rows as native sort writes them
  *	  compress.c		none / lz4 / zstd on byte buffers
  *	  cipher.c			compspill.encryption: AES-256-GCM of frame payloads
- *	  autocodec.c		compspill.codec = auto: the codec from measured costs
+ *	  autocodec.c		compspill.codec = auto: the codec (and frame kind)
+ *						from measured costs
  *	shared/				shared memory
  *	  stats.c			cumulative statistics, the cap, the log line
  *	  activity.c		compspill_activity: the spills in progress
@@ -41,8 +51,9 @@
  * headers is relative to src/ ("compspill.h", "spill/run.h").
  *
  * Words: a frame is the unit on disk (header, CRC, payload), a block the
- * codec's group of rows in column streams that a frame carries, a page the
- * 4kB alignment unit, an extent the spill file's unit of space.
+ * codec's group of rows in column streams that a column frame carries (a
+ * row frame carries rows instead), a page the 4kB alignment unit, an
+ * extent the spill file's unit of space.
  *
  * IDENTIFICATION
  *	  src/compspill.h

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * autocodec.c
- *	  compspill.codec = auto: choose each spill's codec from the costs
- *	  measured while it runs.
+ *	  compspill.codec = auto: choose each spill's codec, and its runs' frame
+ *	  kind, from the costs measured while it runs.
  *
  * Whether compressing a spill pays depends on where the bytes go.  In the
  * page cache a byte costs a fraction of a nanosecond to write and to read
@@ -96,6 +96,11 @@
  * only when another codec is better by COMPSPILL_AUTO_HYSTERESIS (2%), so
  * that noise in the measurements does not make it flap; switching itself
  * costs nothing (each frame names its codec), so the margin is small.
+ *
+ * Frame kind.  The same measurements decide, at the start of each run of
+ * a sort, whether it is written in row frames, which cost a memcpy a row,
+ * or in column frames, which cost the block codec's CPU and save bytes:
+ * row frames while I/O is cheap (CompSpillAutoRowFrames).
  *
  * Nothing here allocates, raises errors or reads the clock: callers time
  * their own work with instr_time and pass seconds, which keeps this file a

@@ -4,30 +4,39 @@
  *	  K-way merge of sorted runs, and the planning of merge passes.
  *
  * A merge reads one run per input through a run reader and keeps the
- * inputs in a binary heap ordered by their current rows, which are datums
- * in the reader's decoded block, compared with the sort's SortSupport.  No
- * row is rebuilt as a tuple: the heap compares datums, an intermediate
- * pass hands the winning row's datums straight to the run writer, and the
- * final merge copies them into the caller's virtual slot.
+ * inputs in a binary heap.  A heap entry carries its input's first key
+ * inline (taken from the decoded block, or from the tuple as readtup_heap
+ * takes datum1), compared with the comparator the in-memory sort inlines
+ * for it (unsigned, signed or int32, else the generic one); the other keys
+ * are compared only on a tie, on the inputs' current rows.
  *
- * An input costs what its reader holds: a read buffer of about one stored
- * frame, the decompressed block, the arrays and buffers its decoding needs
- * and one decoded row.  That cost is measured on a reader with its first
- * frame decoded (a quarter more for larger frames, and never less than
- * what the frames' average sizes say).  The fan-in is what fits in the
- * memory left to the merge, measured on the memory contexts when the merge
- * starts (the writer's buffers included for an intermediate pass), divided
- * by that cost.  While there are more
- * runs than the final merge can read at once, runs are merged into new,
- * longer runs: when one merge can bring the count down to the final fan-in,
- * it merges only as many runs as that takes, so that the fewest bytes are
- * written again; otherwise everything is merged in groups of the fan-in.
- * The inputs of an intermediate merge are consumed: their readers give
- * their extents back to the spill file as they go, and the output run
- * takes them, so the file holds one copy of the data.
+ * When every run is of row frames the merge works on tuples: an
+ * intermediate pass copies the winning tuple into a new run of row frames
+ * without re-encoding it, and the final merge hands it out in the caller's
+ * minimal tuple slot without copying.  Otherwise it works on the datums of
+ * the readers' decoded blocks: an intermediate pass hands them to the
+ * column writer, and the final merge copies them into a virtual slot.
+ *
+ * An input costs what its reader holds.  For column frames that is
+ * measured on a reader of the first run through its first frames (the
+ * most its contexts held, a quarter more for larger frames), never less
+ * than the frames' average sizes say; a reader of row frames has its
+ * buffers from the start, plus room for the largest row.  The fan-in is
+ * what fits in the memory left to the merge, measured on the memory
+ * contexts when the merge starts (the writer's buffers and the extent
+ * maps the pass will write included for an intermediate pass), divided by
+ * that cost.  While there are more runs than the final merge can read at
+ * once, runs are merged into new, longer runs: when one merge can bring
+ * the count down to the final fan-in, it merges only as many runs as that
+ * takes, so that the fewest bytes are written again; otherwise everything
+ * is merged in groups of the fan-in.  A sort whose list of runs would
+ * outgrow its memory merges some of them while it still takes input
+ * (CompSpillMergeRuns).  The inputs of an intermediate merge are consumed:
+ * their readers give their extents back to the spill file as they go, and
+ * the output run takes them, so the file holds one copy of the data.
  *
  * The final merge streams its rows to the caller; the winning input moves
- * on only when the next row is asked for, so the datums handed out stay
+ * on only when the next row is asked for, so the row handed out stays
  * valid as long as the slot's contents must.  It does not consume its
  * inputs, so it can be restarted from the start (rewind).
  *

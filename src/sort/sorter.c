@@ -8,10 +8,15 @@
  *
  * Rows arrive as slots and are copied into minimal tuples in a generation
  * context, each described by a SortTuple that also holds the first key
- * (abbreviated when the opclass offers it).
+ * (abbreviated when the opclass offers it).  A sort of a single by-value
+ * column on itself takes the datum path instead, as native's datum sort
+ * does: it keeps only the values in an array of Datums and counts its
+ * NULLs, so that a narrow row costs a Datum, not a tuple.
  *
- * If every row fits, the array is quicksorted with SortSupport and the rows
- * are handed out in place: no disk, the same work native sort does.
+ * If every row fits, the array is quicksorted with SortSupport (with the
+ * variant that inlines the first key's comparator, when there is one) and
+ * the rows are handed out in place: no disk, the same work native sort
+ * does.
  *
  * Memory is measured, not estimated: what counts against work_mem is what
  * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
@@ -25,20 +30,24 @@
  * the plan expects the sort to spill, a small writer's otherwise.
  *
  * When memory runs out, the array is sorted and written out as a run
- * through the operation's spill object (run.c): each row is deformed once
- * and its datums go to the block encoder, which lays them out column by
- * column in compressed frames.  The tuple memory is then reset and the
- * next run begins.  The block size is chosen at the first spill from the
- * number of runs the sort is expected to make (the plan's row estimate
- * over the rows of the first run), so that the final merge can read all of
- * them at once: a merge input costs up to about five blocks, and many
- * small blocks merged in one pass cost less than large ones written twice.
+ * through the operation's spill object (run.c), in the frame kind it
+ * chooses for the run (CompSpillWantRowFrames): row frames take the
+ * tuples as they are, two memcpys a row; column frames take each row
+ * deformed once, its datums laid out column by column by the block
+ * encoder; the datum path's values always go to column frames.  The tuple
+ * memory is then reset and the next run begins.  The block size is chosen
+ * at the first spill from the number of runs the sort is expected to make
+ * (the plan's row estimate over the rows of the first run), so that the
+ * final merge can read all of them at once.  A sort that makes more runs
+ * than its list of runs can hold merges the lowest level's runs while it
+ * still takes input.
  *
  * At the end the runs are merged (merge.c) and the rows returned in a
- * virtual slot whose datums point into the merge inputs' decoded blocks.
- * Merges compare the full values: abbreviated keys are not stored in the
- * runs, so abbreviation is switched off once the runs are written, as
- * tuplesort does.
+ * minimal tuple slot holding the merge input's tuple (runs of row frames),
+ * or in a virtual slot whose datums point into the merge inputs' decoded
+ * blocks.  Merges compare the full values: abbreviated keys are not stored
+ * in the runs, so abbreviation is switched off once the runs are written,
+ * as tuplesort does.
  *
  * Rewinding is always possible: the in-memory array stays, and the final
  * merge can be restarted from the start of its runs.  A sort asked for

@@ -2,7 +2,7 @@
  *
  * run.c
  *	  The spill object of one operation, runs as sequences of framed,
- *	  checksummed blocks, and the readers of runs.
+ *	  checksummed blocks or row frames, and the readers of runs.
  *
  * The spill object
  * ----------------
@@ -16,9 +16,11 @@
  * can read finished runs.
  *
  * Words: a *frame* is the unit on disk (header, CRC, payload); a *block*
- * is the block codec's group of rows in column streams, which a frame
- * carries, compressed or not; a *page* is the 4kB unit of alignment of the
- * spill file; an *extent* is the spill file's unit of space.
+ * is the block codec's group of rows in column streams, which a column
+ * frame carries, compressed or not; a *row frame* carries rows as native
+ * sort writes them instead (codec/rowframe.c); a *page* is the 4kB unit
+ * of alignment of the spill file; an *extent* is the spill file's unit of
+ * space.
  *
  * A run is a stream of the spill file (see spillfile.c) holding frames back
  * to back, with no alignment between them:
@@ -26,15 +28,17 @@
  *		CompSpillFrameHeader (24 bytes)
  *			uint32	magic		COMPSPILL_FRAME_MAGIC
  *			uint8	codec		how the payload is stored (CompSpillCodec)
- *			uint8	flags		COMPSPILL_FRAME_ENCRYPTED, or zero
+ *			uint8	flags		COMPSPILL_FRAME_ENCRYPTED, COMPSPILL_FRAME_ROWS
  *			uint8	reserved[2]	zero
- *			uint32	nrows		rows in the block, > 0
- *			uint32	raw_len		size of the encoded block
+ *			uint32	nrows		rows in the payload, > 0
+ *			uint32	raw_len		size of the payload before compression
  *			uint32	stored_len	size of the payload that follows
  *			uint32	crc			CRC-32C of the header (crc zeroed) and payload
  *		payload				stored_len bytes
  *
- * The payload is the block codec's encoding of nrows rows, compressed with
+ * The payload is the block codec's encoding of nrows rows, or with the
+ * ROWS flag a row frame of nrows rows (all the frames of a run are of one
+ * kind, chosen when the run begins: CompSpillWantRowFrames), compressed with
  * the codec chosen for that frame, or stored as it is (codec NONE) when
  * compression did not make it smaller.  Headers are in host byte order: the
  * file never leaves the backend that wrote it.  With compspill.encryption,
@@ -43,23 +47,26 @@
  * encrypted or none are, and a reader refuses a frame whose flag says
  * otherwise.
  *
- * Writing: rows go to a CompSpillEncoder; when it reports full, the block
- * is framed.  Without compression the encoder finishes straight into space
- * reserved in the spill file's write buffer.  With compression it finishes
- * into a scratch buffer and the compressor writes straight into the
- * reserved space behind the header, so compressed bytes are never copied.
+ * Writing: rows go to a CompSpillEncoder (or, as minimal tuples, to the
+ * row writer); when it reports full, the block is framed.  Without
+ * compression the encoder or row writer finishes straight into space
+ * reserved in the spill file's write buffer.  With compression it
+ * finishes into a scratch buffer and the compressor writes straight into
+ * the reserved space behind the header, so compressed bytes are never
+ * copied.
  *
  * Reading: a reader keeps an aligned read buffer holding a window of the
  * run, sized by the caller to about one stored frame (a merge keeps one
  * reader per input, so their buffers are what bounds the fan-in) and
  * refilled with aligned reads that run ahead as far as it holds.  A frame is
  * checked (magic, codec, sizes against the run's known length, CRC) before
- * it is decompressed and decoded, so a corrupt or truncated file yields an
- * ERROR and never a wrong row.  Rows are rebuilt one at a time and handed
- * out as datums; the per-row path does no allocation and no I/O.  A reader
- * opened to consume its run gives the run's extents back to the file as
- * it moves past them, so that a merge pass writes into the space its
- * inputs leave.
+ * it is decompressed and decoded (a row frame: its row lengths and headers
+ * checked, CompSpillRowFrameCheck), so a corrupt or truncated file yields
+ * an ERROR and never a wrong row.  Rows are rebuilt one at a time and
+ * handed out as datums, or as minimal tuples from row frames; the per-row
+ * path does no allocation and no I/O.  A reader opened to consume its run
+ * gives the run's extents back to the file as it moves past them, so that
+ * a merge pass writes into the space its inputs leave.
  *
  * IDENTIFICATION
  *	  src/spill/run.c

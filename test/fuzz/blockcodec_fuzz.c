@@ -354,7 +354,14 @@ gen_init(ColGen *g, const ColSpec *s, bool big)
 			g->base = (int64) rnd();
 			if ((s->byval && s->attlen < 8) || rndn(2))
 				g->base %= 1000;
-			g->range = rndn(4) == 0 ? 0 : 1 + rnd() % (rndn(3) == 0 ? 1000 : 3);
+			g->range = 0;
+			if (rndn(4) != 0)
+			{
+				/* one draw after the other: reproducible whatever the build */
+				uint64		span = rndn(3) == 0 ? 1000 : 3;
+
+				g->range = 1 + rnd() % span;
+			}
 			g->prev = malloc(20000 + 1);
 			break;
 		case GEN_FEW:
@@ -1935,7 +1942,11 @@ alter_bytes(char *b, Size off, Size len, int n)
 	if (len == 0)
 		return;
 	for (int i = 1 + rndn(n); i > 0; i--)
-		b[off + rnd() % len] ^= (char) (rndn(2) ? 1 << rndn(8) : 1 + rndn(255));
+	{
+		Size		pos = off + rnd() % len;
+
+		b[pos] ^= (char) (rndn(2) ? 1 << rndn(8) : 1 + rndn(255));
+	}
 }
 
 /*
@@ -2168,7 +2179,8 @@ run_iteration(int mutations)
 	CompSpillEncoder *enc;
 	CompSpillDecodedBlock blk;
 	CompSpillRowCursor rc;
-	Size		target = 64 + rnd() % (rndn(4) == 0 ? 100000 : 4000);
+	uint64		span = rndn(4) == 0 ? 100000 : 4000;
+	Size		target = 64 + rnd() % span;
 	int			nullpct = rndn(4) == 0 ? 0 : rndn(5) == 0 ? 100 : rndn(60);
 	bool		big = rndn(6) == 0;
 	int			nblocks = 1 + rndn(3);

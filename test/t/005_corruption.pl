@@ -274,6 +274,35 @@ sub forge_row_at
 	};
 }
 
+# Change the last byte of the first row of an uncompressed row frame in
+# the middle of the first run, an attribute byte, leaving the CRC as it
+# is: only the CRC can tell, since the row frame check does not read the
+# attributes.
+sub change_row_attribute
+{
+	my ($path) = @_;
+	my @frames = first_run_frames(read_file($path));
+	die "too few frames in $path" if @frames < 8;
+	my ($off, $hdr, $payload) = @{ $frames[ int(@frames / 2) ] };
+	my ($codec, $flags) = (unpack('V C C', $hdr))[ 1, 2 ];
+	die "frame at $off of $path is not an uncompressed row frame"
+	  if $codec != 0 || !($flags & 0x02);
+	my $at = 4 + unpack('V', $payload) - 1;
+
+	write_at($path, $off + 24 + $at,
+		chr(ord(substr($payload, $at, 1)) ^ 0x20));
+	note "changed byte $at of the row frame at offset $off of $path";
+	return;
+}
+
+like(
+	damaged_sort(
+		'row frames, none, an attribute byte changed',
+		"$rows; SET compspill.codec = none",
+		\&change_row_attribute),
+	qr/DETAIL:  Block checksum mismatch/,
+	'row frames, attribute byte changed: the CRC catches it');
+
 my $rowcheck = qr/DETAIL:  Row (frame|\d+ of the row frame) /;
 like(
 	damaged_sort(
