@@ -1305,13 +1305,22 @@ static long nrow_rejected = 0;
  * Place the value v of attribute attr at offset off of a tuple being
  * formed, aligned as its type says (a varlena with a 1-byte header or an
  * external pointer unaligned); write it when base is not NULL.  Return
- * the offset just past it.
+ * the offset just past it.  An indirect pointer is replaced by the value
+ * it points to: its bytes are an address, which would make the frame
+ * differ from one build of the fuzzer to the next.
  */
 static Size
 row_place(Form_pg_attribute attr, Datum v, Size off, char *base)
 {
 	Size		len;
 
+	if (attr->attlen == -1 && VARATT_IS_EXTERNAL_INDIRECT(DatumGetPointer(v)))
+	{
+		varatt_indirect ind;
+
+		VARATT_EXTERNAL_GET_POINTER(ind, DatumGetPointer(v));
+		v = PointerGetDatum(ind.pointer);
+	}
 	if (attr->attlen == -1 && VARATT_IS_1B(DatumGetPointer(v)))
 		len = VARSIZE_ANY(DatumGetPointer(v));
 	else
