@@ -171,11 +171,11 @@ ok($inc && !$inc->{'Tuplesort Fallback'} && ($inc->{'Spill Runs'} // 0) >= 10,
 	  . ($inc ? $inc->{'Spill Runs'} // 'none' : 'no node') . ')');
 is($node->safe_psql('postgres',
 		"SELECT $counters FROM compspill_statements WHERE queryid = $iqid"),
-	explain_figures($inc),
+	explain_figures($inc // {}),
 	'compspill_statements counts it as one spill with EXPLAIN\'s figures');
 is($node->safe_psql('postgres',
 		"SELECT $counters FROM compspill_stats WHERE datname = 'postgres'"),
-	explain_figures($inc), 'so does compspill_stats');
+	explain_figures($inc // {}), 'so does compspill_stats');
 $node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
 my ($ipplan) = explain_json(
 	"$incset $par SET min_parallel_index_scan_size = 0; "
