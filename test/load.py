@@ -19,18 +19,21 @@
 #
 # What it does:
 #   1. Creates its tables (load_wide, load_narrow, load_num, load_nulls,
-#      load_toast, load_dup: wide text rows, narrow integers, numerics of
-#      mixed scales and NaN/Infinity, mostly-NULL columns, TOASTed values,
-#      many equal keys), the same rows for the same --seed, in a few seconds.
+#      load_toast, load_dup, load_groups: wide text rows, narrow integers,
+#      numerics of mixed scales and NaN/Infinity, mostly-NULL columns,
+#      TOASTed values, many equal keys, large groups behind an index on
+#      their key), the same rows for the same --seed, in a few seconds.
 #      Every query below spills at work_mem = 4MB (and so at 1MB and 64kB).
 #   2. Probe: runs each query once, alone, under EXPLAIN ANALYZE with
 #      compspill at work_mem = 4MB, and checks that a CompSpill node spilled
+#      (for the incremental sorts, the CompSpill Incremental Sort itself)
 #      and that pg_stat_database's temp_files and temp_bytes grew by at
 #      least the files the spilling nodes report (Temp File Peak).
 #   3. Load: --sessions psql processes, each one long-lived session, loop
 #      until --duration seconds have passed.  Each iteration picks a query
 #      (ORDER BY with DESC / NULLS FIRST / COLLATE "C", default or ICU,
-#      DISTINCT, window functions, merge joins, a nested loop over a
+#      DISTINCT, window functions, incremental sorts of large groups over
+#      an index, merge joins, a nested loop over a
 #      Material, a MATERIALIZED CTE read twice, a scroll cursor fetched
 #      backwards and by absolute position, a parallel sort, values larger
 #      than a block, 40 columns of 30 types), a codec, work_mem (64kB, 1MB,
@@ -91,8 +94,8 @@ BLOCK_SIZES = [None, '8kB', '256kB']	# None: the default
 WRITE_SIZES = [None, '16kB', '4MB']
 DEFAULT_EXTRAS = ['compspill.encryption=aes-256-gcm']
 TABLES = ['load_wide', 'load_narrow', 'load_num', 'load_nulls',
-		  'load_toast', 'load_dup']
-DATA_VERSION = 1				# bump when the generated data changes
+		  'load_toast', 'load_dup', 'load_groups']
+DATA_VERSION = 2				# bump when the generated data changes
 END = '__load_end__'
 
 
@@ -294,6 +297,19 @@ def generation_sql(seed, scale):
 			(ARRAY['alpha','beta','gamma','delta','epsilon'])[1 + pg_temp.h(i, {s} + 1) % 5] AS s,
 			(pg_temp.h(i, {s} + 2) % 3000)::int AS v
 		FROM generate_series(1, {n(120000)}) i''',
+		# large groups of equal g (30000 rows of about 200 bytes: more than
+		# 4MB each), stored in g's order, then small ones, with an index on
+		# g: ORDER BY g, ... is an Incremental Sort over it whose large
+		# groups spill; the text is load_wide's
+		f'''CREATE TABLE load_groups AS SELECT i AS id,
+			CASE WHEN i <= {n(150000)} THEN (i - 1) / 30000
+				 ELSE 1000 + (pg_temp.h(i, {s}) % 2000)::int END AS g,
+			(pg_temp.h(i, {s} + 1) % 100000)::int AS v,
+			w.k, w.payload
+		FROM generate_series(1, {n(150000) + n(10000)}) i
+			JOIN load_wide w ON w.id = 1 + i % {n(40000)}
+		ORDER BY i''',
+		'CREATE INDEX load_groups_g ON load_groups (g)',
 		'CREATE TABLE load_meta (seed bigint, scale float8, version int)',
 		'INSERT INTO load_meta VALUES (%d, %r, %d)' % (s, float(scale),
 													   DATA_VERSION),
@@ -311,16 +327,18 @@ class Query:
 	query's output, whose sequence is compared in output order while the
 	rows themselves are compared as a multiset (the order of rows with
 	equal keys is left open by SQL and differs between sorts).  cursor:
-	the FETCH/MOVE commands run on a SCROLL cursor over sql."""
+	the FETCH/MOVE commands run on a SCROLL cursor over sql.  node: the
+	CompSpill node that must spill in the probe (else any may)."""
 
 	def __init__(self, qid, shape, sql, key=None, settings=None,
-				 cursor=None):
+				 cursor=None, node=None):
 		self.qid = qid
 		self.shape = shape
 		self.sql = ' '.join(sql.split())
 		self.key = key
 		self.settings = settings or {}
 		self.cursor = cursor
+		self.node = node
 
 	def checked_sql(self):
 		if self.key is None:
@@ -370,6 +388,10 @@ def make_queries(icu):
 	no_hj = {'enable_hashjoin': 'off', 'enable_nestloop': 'off'}
 	nl_only = {'enable_hashjoin': 'off', 'enable_mergejoin': 'off'}
 	no_ha = {'enable_hashagg': 'off'}
+	# an Incremental Sort over the index on load_groups.g
+	inc = {'enable_seqscan': 'off', 'enable_bitmapscan': 'off',
+		   'enable_sort': 'off'}
+	inc_node = 'CompSpill Incremental Sort'
 	par = {'max_parallel_workers_per_gather': '2', 'parallel_setup_cost': '0',
 		   'parallel_tuple_cost': '0', 'min_parallel_table_scan_size': '0'}
 	qs = [
@@ -416,6 +438,17 @@ def make_queries(icu):
 		Query('ties_2', 'ties',
 			  'SELECT * FROM load_wide ORDER BY grp DESC, flag',
 			  key='ROW(q.grp, q.flag)::text'),
+		# incremental sorts: input ordered on g, each group sorted on the
+		# rest of the keys, the large ones spilling; backward on the index;
+		# ties within a group
+		Query('inc_1', 'incremental', 'SELECT id, g, v, k, payload FROM '
+			  'load_groups ORDER BY g, v, id', settings=inc, node=inc_node),
+		Query('inc_2', 'incremental', 'SELECT g, k, payload, id FROM '
+			  'load_groups ORDER BY g DESC, k COLLATE "C", id DESC',
+			  settings=inc, node=inc_node),
+		Query('inc_ties', 'incremental', 'SELECT g, v % 100 AS v100, id, k, payload '
+			  'FROM load_groups ORDER BY g, v % 100',
+			  key='ROW(q.g, q.v100)::text', settings=inc, node=inc_node),
 		# DISTINCT (Sort + Unique)
 		Query('distinct_1', 'distinct',
 			  'SELECT DISTINCT k, s, v FROM load_dup ORDER BY k, s, v',
@@ -954,6 +987,11 @@ def main():
 						continue
 				if not spilled:
 					nonspill.append(q.qid)
+				elif q.node and not any(n['Custom Plan Provider'] == q.node
+										for n in spilled):
+					failures.append('probe %s: no %s spilled (spilled: %s)' % (
+						q.qid, q.node, ', '.join(n['Custom Plan Provider']
+												 for n in spilled)))
 				if df < len(spilled) or db < (peak_kb - len(spilled)) * 1024:
 					failures.append(
 						'probe %s: pg_stat_database grew by %d files, %d bytes; '

@@ -32,6 +32,16 @@
  * the plan was made (a cached plan keeps the node) are the groups sorted
  * with PostgreSQL's tuplesort, which EXPLAIN says.
  *
+ * The sorter sizes its blocks from the rows it expects (sorter.c): the
+ * full sort expects at most one more row than makes it a pre-sorted group,
+ * and the pre-sorted sort one prefix group, the rows the planner costs each
+ * group of an incremental sort with: the input's rows over the distinct
+ * values of the prefix columns, from their statistics.  Taking the whole
+ * input's estimate instead would make it expect as many runs in one group
+ * as the whole input would make, and choose blocks as small as for a merge
+ * of all of them.  Where the prefix is not a plain table column with
+ * statistics, it has no estimate, as a sort the plan expects to fit.
+ *
  * PostgreSQL's incremental sort supports neither backward scans nor mark
  * and restore, so the planner never asks them of this node (a scrollable
  * cursor gets a Material above it).  A rescan starts from the first group
@@ -45,12 +55,19 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/tuplesort.h"
 
 #include "compspill.h"
@@ -58,6 +75,8 @@
 #include "nodes/incsortnode.h"
 #include "sort/sorter.h"
 
+/* the node's name in the log line and compspill_activity */
+#define COMPSPILL_INCSORT_WHAT			"incremental sort"
 /* rows a full-sort group takes before its prefix is looked at */
 #define COMPSPILL_INCSORT_MIN_GROUP		32
 /* past this many rows, a full-sort group becomes a pre-sorted group */
@@ -149,10 +168,126 @@ CompSpillRegisterIncSortNode(void)
 }
 
 /*
- * Build a CustomScan that does the work of the given IncrementalSort.
+ * Follow output column resno of plan down to the table column it is, through
+ * the plans that pass a child's column on; return that Var, or NULL if the
+ * column is computed somewhere.
+ */
+static Var *
+compspill_incsort_table_column(Plan *plan, AttrNumber resno)
+{
+	for (;;)
+	{
+		TargetEntry *tle;
+		Var		   *var;
+
+		if (plan == NULL || resno < 1 || resno > list_length(plan->targetlist))
+			return NULL;
+		tle = list_nth(plan->targetlist, resno - 1);
+		if (!IsA(tle->expr, Var))
+			return NULL;
+		var = (Var *) tle->expr;
+		if (var->varlevelsup != 0)
+			return NULL;
+		if (var->varno == OUTER_VAR)
+			plan = outerPlan(plan);
+		else if (var->varno == INNER_VAR)
+			plan = innerPlan(plan);
+		else if (var->varno == INDEX_VAR)
+		{
+			/* an index-only scan's column: the index's entry names it */
+			List	   *itlist;
+
+			if (!IsA(plan, IndexOnlyScan))
+				return NULL;
+			itlist = ((IndexOnlyScan *) plan)->indextlist;
+			if (var->varattno < 1 || var->varattno > list_length(itlist))
+				return NULL;
+			tle = list_nth(itlist, var->varattno - 1);
+			return IsA(tle->expr, Var) ? (Var *) tle->expr : NULL;
+		}
+		else
+			return var;
+		resno = var->varattno;
+	}
+}
+
+/*
+ * Return the distinct values of a table column that its statistics give,
+ * or 0 if they give none.
+ */
+static double
+compspill_incsort_ndistinct(PlannedStmt *stmt, Var *var)
+{
+	RangeTblEntry *rte;
+	HeapTuple	tup;
+	double		stadistinct;
+	double		ndistinct = 0;
+
+	if (var == NULL || var->varattno < 1 || IS_SPECIAL_VARNO(var->varno) ||
+		var->varno > list_length(stmt->rtable))
+		return 0;
+	rte = rt_fetch(var->varno, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return 0;
+
+	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid),
+						  Int16GetDatum(var->varattno),
+						  BoolGetDatum(rte->inh));
+	if (!HeapTupleIsValid(tup))
+		return 0;
+	stadistinct = ((Form_pg_statistic) GETSTRUCT(tup))->stadistinct;
+	ReleaseSysCache(tup);
+
+	if (stadistinct > 0)
+		ndistinct = stadistinct;
+	else if (stadistinct < 0)
+	{
+		/* a fraction of the table's rows */
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+		if (HeapTupleIsValid(tup))
+		{
+			double		reltuples = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+
+			if (reltuples > 0)
+				ndistinct = -stadistinct * reltuples;
+			ReleaseSysCache(tup);
+		}
+	}
+	return ndistinct;
+}
+
+/*
+ * Estimate the rows of one prefix group of the IncrementalSort: its input's
+ * rows over the distinct values of the prefix columns (their product, at
+ * most one group a row), or 0 if some prefix column has no statistics.
+ */
+static double
+compspill_incsort_group_rows(IncrementalSort *isort, PlannedStmt *stmt)
+{
+	Plan	   *plan = &isort->sort.plan;
+	double		rows = outerPlan(plan)->plan_rows;
+	double		groups = 1;
+
+	for (int i = 0; i < isort->nPresortedCols; i++)
+	{
+		Var		   *var = compspill_incsort_table_column(plan,
+														 isort->sort.sortColIdx[i]);
+		double		nd = compspill_incsort_ndistinct(stmt, var);
+
+		if (nd <= 0)
+			return 0;
+		groups *= nd;
+	}
+	groups = Max(Min(groups, rows), 1);
+	return ceil(rows / groups);
+}
+
+/*
+ * Build a CustomScan that does the work of the given IncrementalSort of
+ * stmt.
  */
 Plan *
-CompSpillMakeIncSortNode(IncrementalSort *isort)
+CompSpillMakeIncSortNode(IncrementalSort *isort, PlannedStmt *stmt)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	Sort	   *sort = &isort->sort;
@@ -183,6 +318,11 @@ CompSpillMakeIncSortNode(IncrementalSort *isort)
 	cscan->custom_private = list_make5(colidx, sortops, collations,
 									   nullsfirst,
 									   makeInteger(isort->nPresortedCols));
+	/* an Integer: a Float's text without a point reads back as one */
+	cscan->custom_private =
+		lappend(cscan->custom_private,
+				makeInteger((int) Min(compspill_incsort_group_rows(isort, stmt),
+									  (double) PG_INT32_MAX)));
 
 	return (Plan *) cscan;
 }
@@ -275,6 +415,11 @@ compspill_incsort_begin(CustomScanState *node, EState *estate, int eflags)
 	state->full.spec.est_rows = COMPSPILL_INCSORT_MAX_FULL + 1;
 	compspill_incsort_read_keys(cscan, state->npresorted,
 								&state->presorted.spec);
+	/* one prefix group, as the planner estimates it (0: no estimate) */
+	state->presorted.spec.est_rows =
+		intVal(list_nth(cscan->custom_private, 5));
+	state->full.spec.what = COMPSPILL_INCSORT_WHAT;
+	state->presorted.spec.what = COMPSPILL_INCSORT_WHAT;
 	CompSpillCaptureSettings(&state->settings, estate);
 	compspill_incsort_prepare_prefix(state);
 

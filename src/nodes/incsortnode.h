@@ -18,6 +18,7 @@
 
 /* incsortnode.c */
 extern void CompSpillRegisterIncSortNode(void);
-extern Plan *CompSpillMakeIncSortNode(IncrementalSort *isort);
+extern Plan *CompSpillMakeIncSortNode(IncrementalSort *isort,
+									  PlannedStmt *stmt);
 
 #endif							/* COMPSPILL_INCSORTNODE_H */

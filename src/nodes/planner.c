@@ -176,7 +176,8 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 	if (IsA(plan, Sort) && !bounded)
 		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
 	if (IsA(plan, IncrementalSort) && !bounded)
-		return compspill_count_disabled(CompSpillMakeIncSortNode((IncrementalSort *) plan));
+		return compspill_count_disabled(CompSpillMakeIncSortNode((IncrementalSort *) plan,
+																 stmt));
 	if (IsA(plan, Material))
 		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))

@@ -47,7 +47,8 @@
 /* slots per process: spilling nodes a backend shows at once */
 #define COMPSPILL_ACTIVITY_SLOTS	4
 
-#define COMPSPILL_NODE_NAME_LEN		16
+/* room for the longest node name, "incremental sort", and its NUL */
+#define COMPSPILL_NODE_NAME_LEN		24
 
 /* One spill in progress, as shared memory holds it */
 typedef struct CompSpillActivitySlot

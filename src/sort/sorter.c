@@ -139,6 +139,7 @@ struct CompSpillSorter
 	double		est_rows;		/* the plan's estimate of the input */
 	int			est_width;
 	bool		random_access;	/* backward reads, mark and restore */
+	const char *what;			/* the node, for the log line and the view */
 
 	/*
 	 * The datum path: one by-value column sorted on itself keeps only its
@@ -520,6 +521,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->est_rows = spec->est_rows;
 	s->est_width = spec->est_width;
 	s->random_access = spec->random_access;
+	s->what = spec->what ? spec->what : "sort";
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	s->tuple_block = Min(Max(s->allowed_mem / 16, 4096),
@@ -734,7 +736,7 @@ compspill_start_spill(CompSpillSorter *s)
 	else if (target > s->block_size)
 		s->later_block_size = target;
 
-	s->spill = CompSpillCreate(s->tupdesc, "sort", &s->settings, &s->stats,
+	s->spill = CompSpillCreate(s->tupdesc, s->what, &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
@@ -1242,7 +1244,7 @@ CompSpillSorterEnd(CompSpillSorter *s)
 		CompSpillStoreEnd(s->store);
 	if (s->spill)
 	{
-		CompSpillReportSpill("sort", &s->stats);
+		CompSpillReportSpill(s->what, &s->stats);
 		CompSpillEnd(s->spill);
 	}
 	MemoryContextDelete(s->maincxt);

@@ -49,6 +49,8 @@ typedef struct CompSpillSortSpec
 	double		est_rows;		/* the plan's estimate of the input */
 	int			est_width;
 	bool		random_access;	/* backward reads, mark and restore */
+	const char *what;			/* the node, for the log line and
+								 * compspill_activity; NULL: "sort" */
 } CompSpillSortSpec;
 
 extern CompSpillSorter *CompSpillSorterBegin(TupleDesc tupdesc,

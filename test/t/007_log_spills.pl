@@ -1,8 +1,8 @@
 #
 # 007_log_spills.pl
-#	  compspill.log_spills: one LOG line per spilled node, with its figures
-#	  and the statement, above the threshold only; and what it logs agrees
-#	  with EXPLAIN ANALYZE of the same run.
+#	  compspill.log_spills: one LOG line per spilled node, named for it,
+#	  with its figures and the statement, above the threshold only; and
+#	  what it logs agrees with EXPLAIN ANALYZE of the same run.
 #
 use strict;
 use warnings;
@@ -102,6 +102,33 @@ like(
 		  . "SELECT count(*) FROM c a JOIN c b ON a.id = b.id"),
 	qr/LOG:  (?:00000: )?compspill CTE spill: 100000 rows, 1 runs, 0 merge passes/,
 	'a spilled CTE store logs its line');
+
+# an Incremental Sort whose groups spill: one line for the node, named
+# for it, with the rows of every group that spilled; its result native's
+make_groups_table($node, 'inc', 't', 20000);
+my $incq = 'SELECT a, txt, id FROM inc ORDER BY a, txt, id';
+my $incset = "$spill $INCSORT_SETUP";
+$offset = -s $node->logfile;
+my $inc_md5 = sorted_md5($node,
+	"$incset SET compspill.log_spills = 0; SET compspill.enabled = on;", $incq);
+$node->safe_psql('postgres', 'SELECT 1');
+$log = substr(slurp_file($node->logfile), $offset);
+is($inc_md5,
+	sorted_md5($node, "$incset SET compspill.enabled = off;", $incq),
+	'the incremental sort returns what native returns');
+my @inc_lines = $log =~
+  /LOG:  (?:00000: )?compspill incremental sort spill: (\d+) rows, (\d+) runs/g;
+is(scalar(@inc_lines), 2, 'one line is logged for the incremental sort');
+ok(@inc_lines && $inc_lines[0] > 90000 && $inc_lines[1] >= 5,
+	'with the rows and runs of its groups ('
+	  . join(' rows, ', @inc_lines) . ' runs)');
+unlike($log, qr/compspill sort spill:/,
+	'it is not logged as a sort');
+my $inc_plan = $node->safe_psql('postgres',
+	"$incset EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $incq");
+like($inc_plan,
+	qr/Custom Scan \(CompSpill Incremental Sort\)[^\n]*\n(?:[^\n]*\n)*?\s+Spill: codec=/,
+	'the plan has the CompSpill Incremental Sort, and it spilled');
 
 # only a superuser may change it
 $node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');

@@ -3,7 +3,8 @@
 #	  compspill.max_temp_space: the total size of compspill's temporary
 #	  files in the cluster, compspill_temp_space(), follows the files as
 #	  they grow and go; a spill that would pass the cap fails with 53400
-#	  while the others finish; the total returns to zero after errors,
+#	  while the others finish; an Incremental Sort counts its one file,
+#	  which its groups reuse; the total returns to zero after errors,
 #	  hundreds of cancelled queries and a terminated backend; and without
 #	  shared_preload_libraries the function says so.
 #
@@ -14,6 +15,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use CompSpillTAP;
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -84,6 +86,35 @@ set_cap('-1');
 is( $node->safe_psql('postgres',
 		"$spill; SELECT count(*) FROM ($sorted OFFSET 0) s"),
 	'200000', 'without the cap the same sort runs');
+
+# an Incremental Sort: its one file counts against the cap.  Each group
+# gives its extents back, so the file holds about one group however much
+# the groups write in all: a cap of twice its peak is enough, though all
+# the groups write more; a cap below its peak is not
+make_groups_table($node, 'inc', 't', 20000);
+my $incq = 'SELECT a, txt, id FROM inc ORDER BY a, txt, id';
+my $incset = "SET work_mem = '1MB'; SET compspill.codec = none; $INCSORT_SETUP";
+my $inc_native = sorted_md5($node, "$incset SET compspill.enabled = off;", $incq);
+my $inc = plan_node(
+	decode_json(
+		$node->safe_psql(
+			'postgres',
+			"$incset EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) $incq"))->[0]{Plan},
+	'CompSpill Incremental Sort');
+my $inc_peak = $inc ? $inc->{'Temp File Peak'} // 0 : 0;
+my $inc_written = $inc ? $inc->{'Bytes Written'} // 0 : 0;
+ok($inc_peak > 0 && $inc_written > 2 * $inc_peak,
+	"the incremental sort spilled, writing ${inc_written}kB in a file of ${inc_peak}kB at most");
+set_cap((2 * $inc_peak) . 'kB');
+is(sorted_md5($node, $incset, $incq), $inc_native,
+	'within a cap of twice its file\'s peak it runs, returning what native returns');
+set_cap(int($inc_peak / 2) . 'kB');
+($rc, $out, $err) = $node->psql('postgres', "$incset $incq",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  53400: compspill temporary files would exceed compspill\.max_temp_space/,
+	'with a cap of half its peak it fails');
+is(total(), 0, 'and gives its claim back');
+set_cap('-1');
 
 # no drift: hundreds of spills cancelled by statement_timeout at random
 # points, and as many failing on the cap

@@ -3,15 +3,17 @@
 #	  compspill_stats, compspill_statements and compspill_activity: the
 #	  cumulative figures equal EXPLAIN ANALYZE's for the queries that ran,
 #	  under the query identifier EXPLAIN VERBOSE shows and that
-#	  pg_stat_statements joins on; parallel workers are counted; the table
-#	  of statements keeps compspill.max_statements, evicting the statements
+#	  pg_stat_statements joins on; parallel workers are counted; an
+#	  Incremental Sort whose groups spill is one spill; the table of
+#	  statements keeps compspill.max_statements, evicting the statements
 #	  that spilled least; the reset empties both; the live view shows a
-#	  sort while it reads its input and while it returns rows, and a
-#	  Material's store, as seen from a second session, and a backend whose
-#	  spills fail hundreds of times inside BEGIN .. EXCEPTION keeps its
-#	  slots and leaves nothing behind in it; a store flushed for a reader
-#	  while it is written counts its partial pages once; without
-#	  shared_preload_libraries every view says so instead of showing zeros.
+#	  sort while it reads its input and while it returns rows, a
+#	  Material's store and an Incremental Sort, as seen from a second
+#	  session, and a backend whose spills fail hundreds of times inside
+#	  BEGIN .. EXCEPTION keeps its slots and leaves nothing behind in it; a
+#	  store flushed for a reader while it is written counts its partial
+#	  pages once; without shared_preload_libraries every view says so
+#	  instead of showing zeros.
 #
 use strict;
 use warnings;
@@ -152,6 +154,40 @@ is($node->safe_psql('postgres',
 	(1 + $launched) . '|200000',
 	'the leader\'s and every worker\'s spill are counted, every row once');
 
+# an Incremental Sort whose pre-sorted sort spills group after group is
+# one spill, with the runs of all its groups, compared with native's
+# result; in parallel each worker counts its own
+make_groups_table($node, 'inc', 't', 20000);
+my $incq = 'SELECT a, txt, id FROM inc ORDER BY a, txt, id';
+my $incset = "$spill $INCSORT_SETUP";
+is( sorted_md5($node, "$incset SET compspill.enabled = on;", $incq),
+	sorted_md5($node, "$incset SET compspill.enabled = off;", $incq),
+	'an incremental sort returns what native returns');
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+my ($iplan, $iqid) = explain_json($incset, $incq);
+my $inc = plan_node($iplan, 'CompSpill Incremental Sort');
+ok($inc && !$inc->{'Tuplesort Fallback'} && ($inc->{'Spill Runs'} // 0) >= 10,
+	'the incremental sort is compspill\'s, with runs of its 10 groups ('
+	  . ($inc ? $inc->{'Spill Runs'} // 'none' : 'no node') . ')');
+is($node->safe_psql('postgres',
+		"SELECT $counters FROM compspill_statements WHERE queryid = $iqid"),
+	explain_figures($inc // {}),
+	'compspill_statements counts it as one spill with EXPLAIN\'s figures');
+is($node->safe_psql('postgres',
+		"SELECT $counters FROM compspill_stats WHERE datname = 'postgres'"),
+	explain_figures($inc // {}), 'so does compspill_stats');
+$node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
+my ($ipplan) = explain_json(
+	"$incset $par SET min_parallel_index_scan_size = 0; "
+	  . 'SET parallel_leader_participation = off;', $incq);
+my $ilaunched = $ipplan->{'Workers Launched'} // 0;
+my $ipnode = plan_node($ipplan, 'CompSpill Incremental Sort');
+ok($ilaunched >= 1 && $ipnode,
+	"a parallel incremental sort launched $ilaunched worker(s)");
+is($node->safe_psql('postgres',
+		"SELECT spills, rows_spilled > 0 FROM compspill_stats WHERE datname = 'postgres'"),
+	"$ilaunched|t", 'each worker\'s incremental sort counts its spill');
+
 # a user sees the query identifiers of its own statements only
 $node->safe_psql('postgres',
 	'CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN; GRANT SELECT ON t TO alice');
@@ -272,6 +308,19 @@ is($node->safe_psql('postgres',
 $holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
 ($qrc) = finish_query($q);
 is($qrc, 0, 'the join finishes');
+
+# an incremental sort stalled at its first row out: its first group spilled
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $incset,
+	"SELECT count(*) FROM ($incq OFFSET 0) s WHERE $gate");
+$pid = wait_for_lock_waiter($node);
+is($node->safe_psql('postgres',
+		"SELECT node, phase, rows > 0, runs >= 1 FROM compspill_activity WHERE pid = $pid"),
+	'incremental sort|returning rows|t|t',
+	'an incremental sort shows as such, returning the rows of a group that spilled');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($qrc) = finish_query($q);
+is($qrc, 0, 'it finishes');
 
 # cancelled while shown: its slot is freed
 $holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");

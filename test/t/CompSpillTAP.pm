@@ -25,6 +25,8 @@ use Time::HiRes qw(usleep);
 our @EXPORT = qw(
   compspill_node
   make_words_table
+  make_groups_table
+  plan_node
   sorted_md5
   explain_text
   temp_files
@@ -39,10 +41,16 @@ our @EXPORT = qw(
   session_wait
   session_query
   $GATE_LOCK
+  $INCSORT_SETUP
 );
 
 # advisory lock key the tests use to stall a query
 our $GATE_LOCK = 4242;
+
+# settings under which ORDER BY a, ... over make_groups_table's table is an
+# Incremental Sort over the index on a
+our $INCSORT_SETUP =
+  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;';
 
 # words for the text columns: common English, as real comments have
 my @WORDS = qw(
@@ -131,6 +139,53 @@ CREATE TABLE $table AS
 ANALYZE $table;
 });
 	return;
+}
+
+=pod
+
+=item make_groups_table($node, $table, $from, $group_rows)
+
+Create $table (a int, id int, txt text) from the rows of make_words_table's
+$from, with a = id / $group_rows (groups of $group_rows rows, stored in
+their order) and an index on a: ORDER BY a, txt, id over it is an
+Incremental Sort under $INCSORT_SETUP, sorting one large group at a time.
+
+=cut
+
+sub make_groups_table
+{
+	my ($node, $table, $from, $group_rows) = @_;
+
+	$node->safe_psql(
+		'postgres', qq{
+CREATE TABLE $table AS
+  SELECT id / $group_rows AS a, id, txt FROM $from ORDER BY id;
+CREATE INDEX ON $table (a);
+ANALYZE $table;
+});
+	return;
+}
+
+=pod
+
+=item plan_node($plan, $provider)
+
+Return the first node of a plan decoded from EXPLAIN's JSON (its "Plan"),
+depth first, whose Custom Plan Provider is $provider; undef if none is.
+
+=cut
+
+sub plan_node
+{
+	my ($plan, $provider) = @_;
+
+	return $plan if ($plan->{'Custom Plan Provider'} // '') eq $provider;
+	foreach my $sub (@{ $plan->{Plans} // [] })
+	{
+		my $found = plan_node($sub, $provider);
+		return $found if $found;
+	}
+	return undef;
 }
 
 =pod
