@@ -498,7 +498,10 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 
 /*
  * Record that rawlen bytes were compressed with codec into storedlen bytes
- * (rawlen when it did not pay, or for none) in the given seconds.
+ * (rawlen when it did not pay) in the given seconds.  Blocks stored with
+ * none are recorded too: they cost nothing, but they are part of the
+ * stream that ages the figures, so that a probe after many raw blocks
+ * weighs as the header says, rather than as little as one block would.
  */
 void
 CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
@@ -512,6 +515,8 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 	cs = &ac->codec[codec];
 
 	ac->compressed_bytes += raw;
+	if (codec == COMPSPILL_CODEC_NONE)
+		return;					/* costs known: it only moves the position */
 	compspill_auto_estimate_add(&cs->compress, raw,
 								compspill_auto_ns(seconds),
 								ac->compressed_bytes,

@@ -558,6 +558,10 @@ compspill_emit_frame(CompSpill *sp)
 			CompSpillEncoderFinish(sp->enc, payload);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
+
+		/* a raw block ages the codecs' figures as a compressed one does */
+		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+			CompSpillAutoRecordCompress(&sp->ac, codec, rawlen, rawlen, 0.0);
 	}
 	else
 	{

@@ -750,6 +750,15 @@ wbsim_run(WbSim *ws, Sim *sim, CompSpillAutoCodec *ac, double raw,
 		Size		stored = (Size) (sim->block / sim->ratio[c]);
 		double		cns = sim->block * sim->compress_ns[c];
 
+		/*
+		 * A codec's first block sets it up too (lz4's state, zstd's context):
+		 * measured in the server on 3 kB frames, 30 ns per byte more.  The
+		 * raw blocks after it must age that figure for the probes to correct
+		 * it soon.
+		 */
+		if (c != NONE && ac->codec[c].compress.pending_units == 0.0 &&
+			!ac->codec[c].compress.known)
+			cns += sim->block * 30.0;
 		used[c]++;
 		ws->now += sim->block * ws->base_ns + cns;
 		CompSpillAutoRecordCompress(ac, c, sim->block,
