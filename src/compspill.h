@@ -11,10 +11,11 @@
  *
  *	compspill.c			_PG_init: settings, planner hook, registration
  *	nodes/				the plan and the executor
- *	  planner.c			plan rewrite: Sort, Material, CTE Scan -> CompSpill
+ *	  planner.c			plan rewrite: Sort, Material, CTE Scan... -> CompSpill
  *	  sortnode.c		the CompSpill Sort CustomScan
  *	  materialnode.c	the CompSpill Material CustomScan
  *	  ctenode.c			the CompSpill CTE Scan CustomScan: shared CTE stores
+ *	  recursivenode.c	the CompSpill Recursive Union and WorkTable Scan pair
  *	  nodestore.c		the rows a Material or CTE Scan keeps, read through
  *	  explain.c			EXPLAIN ANALYZE spill figures shared by the nodes
  *	sort/				what the nodes spill through
@@ -78,6 +79,8 @@ CompSpillGrowSize(Size need)
 #define COMPSPILL_SORT_NAME		"CompSpill Sort"
 #define COMPSPILL_MATERIAL_NAME	"CompSpill Material"
 #define COMPSPILL_CTE_NAME		"CompSpill CTE Scan"
+#define COMPSPILL_RECURSIVE_UNION_NAME	"CompSpill Recursive Union"
+#define COMPSPILL_WORKTABLE_NAME	"CompSpill WorkTable Scan"
 
 typedef enum CompSpillCodec
 {
