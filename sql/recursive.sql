@@ -67,10 +67,12 @@ SELECT compare_recursive($q$WITH RECURSIVE w(n, s) AS (SELECT g, repeat('e', 40)
 SELECT compare_recursive($q$WITH RECURSIVE w(n, s) AS (SELECT g, repeat('e', 40) FROM generate_series(1, 5000) g UNION ALL SELECT n, s FROM w WHERE false) SELECT * FROM w$q$, 'spill') AS recursive_term_false;
 -- one iteration only
 SELECT compare_recursive($q$WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('o', 40) FROM generate_series(1, 3000) g UNION ALL SELECT n + 1, d + 1, s FROM w WHERE d < 1) SELECT * FROM w$q$, 'spill') AS one_iteration;
--- many small iterations: one row each, 4000 of them; the working and
+-- many small iterations: one row each, 6000 of them; the working and
 -- intermediate tables then hold a row each, and stay in memory (as
--- native's do)
-SELECT compare_recursive($q$WITH RECURSIVE w(n, s) AS (SELECT 1, repeat('m', 200) UNION ALL SELECT n + 1, s FROM w WHERE n < 4000) SELECT * FROM w$q$, 'memory', 'ordered') AS many_iterations;
+-- native's do) though all the rows (1.5MB) would not fit in work_mem
+SET work_mem = '1MB';
+SELECT compare_recursive($q$WITH RECURSIVE w(n, s) AS (SELECT 1, repeat('m', 200) UNION ALL SELECT n + 1, s FROM w WHERE n < 6000) SELECT * FROM w$q$, 'memory', 'ordered') AS many_iterations;
+SET work_mem = '64kB';
 -- 40 iterations of 600 rows: each spills, over the file space the
 -- iteration before last gave back
 SELECT compare_recursive($q$WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('m', 100) FROM generate_series(1, 600) g UNION ALL SELECT n + 600, d + 1, s FROM w WHERE d < 40) SELECT * FROM w$q$, 'spill') AS many_spilled_iterations;
