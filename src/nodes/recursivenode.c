@@ -111,6 +111,7 @@ typedef struct CompSpillWorkTableState
 	Index		rti;			/* the CTE's range table entry */
 	CompSpillRecursiveState *ru;	/* found on first read */
 	TupleTableSlot *slot;		/* rows read: minimal tuples */
+	bool		exprs_ready;	/* quals and projection compiled */
 } CompSpillWorkTableState;
 
 static Node *compspill_ru_create_state(CustomScan *cscan);
@@ -612,13 +613,19 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
 
 	/*
 	 * Rows come in a minimal-tuple slot and the Vars are the CTE's, as in
-	 * the CTE Scan node: compile the quals and projection for that.
+	 * the CTE Scan node: the quals and projection are compiled for that,
+	 * on the first read, as native's are.  Until then the scan has none,
+	 * nor the SubPlans of its expressions, which the compilation for a
+	 * virtual slot ExecInitCustomScan did registered: plain EXPLAIN then
+	 * lists no SubPlan under the scan, as for native's.
 	 */
 	node->ss.ps.scanops = &TTSOpsMinimalTuple;
 	node->ss.ps.scanopsfixed = true;
 	node->ss.ps.scanopsset = true;
-	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
+	node->ss.ps.qual = NULL;
+	node->ss.ps.ps_ProjInfo = NULL;
+	node->ss.ps.subPlan = NIL;
+	state->exprs_ready = false;
 }
 
 /*
@@ -674,6 +681,14 @@ compspill_wt_recheck(ScanState *ss pg_attribute_unused(),
 static TupleTableSlot *
 compspill_wt_exec(CustomScanState *node)
 {
+	CompSpillWorkTableState *state = (CompSpillWorkTableState *) node;
+
+	if (!state->exprs_ready)
+	{
+		node->ss.ps.qual = ExecInitQual(node->ss.ps.plan->qual, &node->ss.ps);
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
+		state->exprs_ready = true;
+	}
 	return ExecScan(&node->ss, compspill_wt_next, compspill_wt_recheck);
 }
 
