@@ -614,14 +614,17 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
 	/*
 	 * Rows come in a minimal-tuple slot and the Vars are the CTE's, as in
 	 * the CTE Scan node: the quals and projection are compiled for that,
-	 * on the first read, as native's are.  Until then the scan has none,
-	 * nor the SubPlans of its expressions, which the compilation for a
-	 * virtual slot ExecInitCustomScan did registered: plain EXPLAIN then
-	 * lists no SubPlan under the scan, as for native's.
+	 * on the first read, as native's are.  Whether there is a projection
+	 * decides what kind of slot the scan returns, which the parent reads
+	 * when it starts, after this: the projection is set up here for that
+	 * decision, then dropped with the SubPlans registered by it and by
+	 * ExecInitCustomScan's compilation for a virtual slot, so that plain
+	 * EXPLAIN lists no SubPlan under the scan, as for native's.
 	 */
 	node->ss.ps.scanops = &TTSOpsMinimalTuple;
 	node->ss.ps.scanopsfixed = true;
 	node->ss.ps.scanopsset = true;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
 	node->ss.ps.qual = NULL;
 	node->ss.ps.ps_ProjInfo = NULL;
 	node->ss.ps.subPlan = NIL;
