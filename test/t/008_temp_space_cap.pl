@@ -87,7 +87,7 @@ is( $node->safe_psql('postgres',
 
 # a recursive walk past the cap fails the same way (its union's store and
 # the CTE Scan's claim space as they grow), and gives its claim back
-my $walk = "WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('w', 200) "
+my $walk = "WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat(md5(g::text), 6) "
   . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w WHERE d < 3) "
   . "SELECT count(*) FROM w";
 set_cap('1MB');
@@ -103,7 +103,7 @@ is($node->safe_psql('postgres', "$spill; $walk"), '80000',
 # and of the CTE Scan
 $holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
 $q = start_query($node, $spill,
-	"WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('w', 200) "
+	"WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat(md5(g::text), 6) "
 	  . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w "
 	  . "WHERE d < 3 AND (d < 2 OR n <> 5000 OR $gate)) SELECT count(*) FROM w");
 ok(wait_for_lock_waiter($node), 'a recursive walk is paused');
