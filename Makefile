@@ -9,6 +9,7 @@ OBJS = \
 	src/nodes/incsortnode.o \
 	src/nodes/materialnode.o \
 	src/nodes/ctenode.o \
+	src/nodes/recursivenode.o \
 	src/nodes/nodestore.o \
 	src/nodes/explain.o \
 	src/sort/sorter.o \
@@ -40,7 +41,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
 	sql/$(EXTENSION)--0.3.0--0.4.0.sql
 
-REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte dml cursors prepared parallel explain verbose settings codecs encryption multipass extreme tempfiles memory upgrade
+REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte recursive dml cursors prepared parallel explain verbose settings codecs encryption multipass extreme tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -40,8 +40,8 @@ RESET enable_material;
 -- a CTE whose subplan depends on an outer row (a correlated subquery):
 -- every rescan with a new parameter empties the store and computes it again
 SELECT compare_cte('SELECT o.id, (WITH c AS MATERIALIZED (SELECT * FROM ce WHERE g = o.g) SELECT count(*) || '':'' || max(a.t) FROM c a JOIN c b ON a.id = b.id + 40) FROM ce o WHERE o.id <= 30', 'spill');
--- a recursive CTE read by two scans: its work table stays native, the scans
--- of the finished CTE share the compressed store
+-- a recursive CTE read by two scans: the scans of the finished CTE share
+-- the compressed store (its recursive union has one of its own)
 SELECT compare_cte('WITH RECURSIVE r(n, s) AS (SELECT 1, repeat(''x'', 20) UNION ALL SELECT n + 1, s || n FROM r WHERE n < 5000) SELECT a.n, b.s FROM r a JOIN r b ON a.n = b.n + 1 WHERE a.n % 7 = 0', 'spill');
 -- three scans of one CTE, in the main plan and in a subplan
 SELECT compare_cte('WITH c AS MATERIALIZED (SELECT id, g, t FROM ce WHERE id % 3 = 0) SELECT a.id, (SELECT count(*) FROM c x WHERE x.g = a.g AND x.id < a.id) FROM c a WHERE a.id % 500 = 0 AND EXISTS (SELECT 1 FROM c b WHERE b.id = a.id + 3)', 'spill');

@@ -219,6 +219,21 @@ RETURNS text LANGUAGE sql AS $f$
     SELECT compare_store(query, 'CompSpill CTE Scan', expect, mode)
 $f$;
 
+-- the same for a recursive CTE: the plan must have the CompSpill Recursive
+-- Union, and its WorkTable Scan when native's plan has one; with expect the
+-- union's store must have kept its rows so
+CREATE FUNCTION compare_recursive(query text, expect text DEFAULT NULL,
+                                  mode text DEFAULT 'multiset')
+RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+    IF position('WorkTable Scan' IN cs_plan(query, false)) > 0
+       AND position('CompSpill WorkTable Scan' IN cs_plan(query)) = 0 THEN
+        RETURN 'no CompSpill WorkTable Scan in the plan';
+    END IF;
+    RETURN compare_store(query, 'CompSpill Recursive Union', expect, mode);
+END
+$f$;
+
 -- which sort code holds memory in this backend right now (an open cursor's
 -- sort, say): 'tuplesort' if PostgreSQL's tuplesort does, 'compspill
 -- store' if a compspill store (a Material's, a CTE's, a spilled sort read
@@ -319,7 +334,11 @@ $f$;
 -- EXPLAIN (VERBOSE, COSTS OFF) of query with compspill.enabled as asked,
 -- one line per element.  With compspill on, its node names become
 -- native's and its own lines go: "Custom Scan (CompSpill CTE Scan)" with
--- its "CTE Name" and "CTE Alias" lines becomes "CTE Scan on name alias".
+-- its "CTE Name" and "CTE Alias" lines becomes "CTE Scan on name alias",
+-- "Custom Scan (CompSpill WorkTable Scan)" likewise "WorkTable Scan on name
+-- alias".  Native's Recursive Union prints no Output line (EXPLAIN leaves
+-- it out for that node type), a CustomScan always does: the CompSpill
+-- Recursive Union's is dropped.
 CREATE FUNCTION vb_plan(query text, enabled bool)
 RETURNS text[] LANGUAGE plpgsql AS $f$
 DECLARE
@@ -327,9 +346,20 @@ DECLARE
     m text[];
     lines text[] := '{}';
     cte_at int;
+    after_ru bool := false;
 BEGIN
     FOR line IN SELECT l FROM cs_explain(query, 'VERBOSE, COSTS OFF', enabled) l LOOP
         IF enabled THEN
+            IF after_ru AND line ~ '^\s+Output: ' THEN
+                after_ru := false;
+                CONTINUE;
+            END IF;
+            after_ru := line ~ 'Custom Scan \(CompSpill Recursive Union\)';
+            line := replace(line, 'Custom Scan (CompSpill Recursive Union)', 'Recursive Union');
+            IF line ~ 'Custom Scan \(CompSpill WorkTable Scan\)' THEN
+                cte_at := coalesce(array_length(lines, 1), 0) + 1;
+                line := replace(line, 'Custom Scan (CompSpill WorkTable Scan)', 'WorkTable Scan on');
+            END IF;
             line := replace(line, 'Custom Scan (CompSpill Sort)', 'Sort');
             line := replace(line, 'Custom Scan (CompSpill Incremental Sort)', 'Incremental Sort');
             line := replace(line, 'Custom Scan (CompSpill Material)', 'Materialize');

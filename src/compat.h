@@ -109,6 +109,28 @@
 #endif
 
 /*
+ * 18 folded BuildTupleHashTableExt into BuildTupleHashTable and gave it the
+ * slot type of the tuples looked up (NULL: any; older servers take no such
+ * argument, and the macro drops it unevaluated); before 18 the metadata
+ * context is the Ext variant's.
+ */
+#if PG_VERSION_NUM >= 180000
+#define CompSpillBuildTupleHashTable(parent, desc, ops, ncols, cols, eqfuncs, \
+									 hashfuncs, colls, nbuckets, metacxt, \
+									 tablecxt, tempcxt) \
+	BuildTupleHashTable((parent), (desc), (ops), (ncols), (cols), (eqfuncs), \
+						(hashfuncs), (colls), (nbuckets), 0, (metacxt), \
+						(tablecxt), (tempcxt), false)
+#else
+#define CompSpillBuildTupleHashTable(parent, desc, ops, ncols, cols, eqfuncs, \
+									 hashfuncs, colls, nbuckets, metacxt, \
+									 tablecxt, tempcxt) \
+	BuildTupleHashTableExt((parent), (desc), (ncols), (cols), (eqfuncs), \
+						   (hashfuncs), (colls), (nbuckets), 0, (metacxt), \
+						   (tablecxt), (tempcxt), false)
+#endif
+
+/*
  * 18 lets a module say its name and version in its magic block.
  */
 #if PG_VERSION_NUM >= 180000

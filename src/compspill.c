@@ -31,6 +31,7 @@
 #include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"
 #include "nodes/planner.h"
+#include "nodes/recursivenode.h"
 #include "nodes/sortnode.h"
 #include "shared/stats.h"
 
@@ -203,6 +204,7 @@ _PG_init(void)
 	CompSpillRegisterIncSortNode();
 	CompSpillRegisterMaterialNode();
 	CompSpillRegisterCteNode();
+	CompSpillRegisterRecursiveNodes();
 	CompSpillInstallPlannerHook();
 }
 

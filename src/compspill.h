@@ -13,11 +13,12 @@
  *	compspill.c			_PG_init: settings, planner hook, registration
  *	nodes/				the plan and the executor
  *	  planner.c			plan rewrite: Sort, Incremental Sort, Material,
- *						CTE Scan -> CompSpill
+ *						CTE Scan, Recursive Union -> CompSpill
  *	  sortnode.c		the CompSpill Sort CustomScan
  *	  incsortnode.c		the CompSpill Incremental Sort CustomScan
  *	  materialnode.c	the CompSpill Material CustomScan
  *	  ctenode.c			the CompSpill CTE Scan CustomScan: shared CTE stores
+ *	  recursivenode.c	the CompSpill Recursive Union and WorkTable Scan pair
  *	  nodestore.c		the rows a Material or CTE Scan keeps, read through
  *	  explain.c			EXPLAIN ANALYZE spill figures shared by the nodes
  *	sort/				what the nodes spill through
@@ -89,6 +90,8 @@ CompSpillGrowSize(Size need)
 #define COMPSPILL_SORT_NAME		"CompSpill Sort"
 #define COMPSPILL_MATERIAL_NAME	"CompSpill Material"
 #define COMPSPILL_CTE_NAME		"CompSpill CTE Scan"
+#define COMPSPILL_RECURSIVE_UNION_NAME	"CompSpill Recursive Union"
+#define COMPSPILL_WORKTABLE_NAME	"CompSpill WorkTable Scan"
 
 typedef enum CompSpillCodec
 {

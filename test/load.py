@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 #
 # test/load.py
-#	  Load test: many sessions at once run spilling sorts, Materials and
-#	  CTE scans through compspill, each result checked against native
-#	  PostgreSQL's (compspill.enabled = off).
+#	  Load test: many sessions at once run spilling sorts, Materials, CTE
+#	  scans and recursive unions through compspill, each result checked
+#	  against native PostgreSQL's (compspill.enabled = off).
 #
 # Usage (Python 3 standard library and psql; connection from the usual
 # PGHOST, PGPORT, PGUSER, PGDATABASE; compspill must be loaded in the
@@ -34,7 +34,8 @@
 #      (ORDER BY with DESC / NULLS FIRST / COLLATE "C", default or ICU,
 #      DISTINCT, window functions, incremental sorts of large groups over
 #      an index, merge joins, a nested loop over a
-#      Material, a MATERIALIZED CTE read twice, a scroll cursor fetched
+#      Material, a MATERIALIZED CTE read twice, recursive walks (UNION ALL,
+#      UNION, rescanned in a correlated subquery), a scroll cursor fetched
 #      backwards and by absolute position, a parallel sort, values larger
 #      than a block, 40 columns of 30 types), a codec, work_mem (64kB, 1MB,
 #      4MB), compspill.enable_dio on or off, a block size, a write size,
@@ -509,6 +510,23 @@ def make_queries(icu):
 		Query('cursor_4', 'cursor',
 			  'WITH c AS MATERIALIZED (SELECT * FROM load_nulls) '
 			  'SELECT * FROM c', cursor=CURSOR_FETCHES),
+		# recursive walks: the union's working and intermediate tables in
+		# one store, iteration after iteration (UNION ALL; UNION with its
+		# hash table; a rescan per outer row)
+		Query('rec_1', 'recursive',
+			  'WITH RECURSIVE w(id, d, k, payload) AS (SELECT id, 0, k, payload '
+			  'FROM load_wide WHERE id % 2 = 0 UNION ALL SELECT w.id + 1, w.d + 1, '
+			  'w.k, w.payload FROM w WHERE w.d < 3) SELECT * FROM w'),
+		Query('rec_2', 'recursive',
+			  'WITH RECURSIVE r(v, h) AS (SELECT v, repeat(md5(v::text), 8) FROM '
+			  'load_dup WHERE id <= 50 UNION SELECT (r.v * m.m + 3) % 30000, '
+			  'repeat(md5(((r.v * m.m + 3) % 30000)::text), 8) FROM r, '
+			  '(VALUES (7), (13)) m(m)) SELECT * FROM r'),
+		Query('rec_3', 'recursive',
+			  'SELECT o.id, (WITH RECURSIVE w(n, p) AS (SELECT g, o.payload FROM '
+			  'generate_series(1, 10000) g UNION ALL SELECT n + 10000, p FROM w '
+			  'WHERE n <= 20000) SELECT count(*) || max(p) FROM w) FROM load_wide o '
+			  'WHERE o.id <= 4'),
 		# a parallel sort under Gather Merge
 		Query('parallel_1', 'parallel',
 			  'SELECT * FROM load_narrow ORDER BY b, id', settings=par),

@@ -210,6 +210,31 @@ CompSpillExplainTuplestore(Tuplestorestate *ts pg_attribute_unused(),
 }
 
 /*
+ * Print what the two tuplestores of a native recursive union held, as
+ * PostgreSQL 18 prints it: the kind of storage of the one that held more,
+ * and the sum of both.
+ */
+void
+CompSpillExplainTuplestorePair(Tuplestorestate *a pg_attribute_unused(),
+							   Tuplestorestate *b pg_attribute_unused(),
+							   ExplainState *es pg_attribute_unused())
+{
+#ifdef COMPSPILL_HAS_TUPLESTORE_STATS
+	char	   *storage_a;
+	char	   *storage_b;
+	int64		space_a;
+	int64		space_b;
+
+	if (a == NULL || b == NULL)
+		return;
+	tuplestore_get_stats(a, &storage_a, &space_a);
+	tuplestore_get_stats(b, &storage_b, &space_b);
+	compspill_explain_storage(space_a > space_b ? storage_a : storage_b,
+							  compspill_kb(space_a + space_b), es);
+#endif
+}
+
+/*
  * Print a list of sort keys under the given label ("Sort Key", "Presorted
  * Key") the way EXPLAIN prints a native sort node's: each key deparsed
  * against the node's targetlist, with its collation when it is not the

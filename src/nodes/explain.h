@@ -44,6 +44,9 @@ extern void CompSpillExplainStorage(bool spilled, CompSpillStats *st,
 									struct ExplainState *es);
 extern void CompSpillExplainTuplestore(struct Tuplestorestate *ts,
 									   struct ExplainState *es);
+extern void CompSpillExplainTuplestorePair(struct Tuplestorestate *a,
+										   struct Tuplestorestate *b,
+										   struct ExplainState *es);
 extern void CompSpillExplainSortKeys(const char *label, struct Plan *plan,
 									 int nkeys, const AttrNumber *attnums,
 									 const Oid *sortops, const Oid *collations,

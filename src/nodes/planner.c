@@ -4,14 +4,18 @@
  *	  Plan rewrite: replace each Sort of a finished plan with a
  *	  "CompSpill Sort" CustomScan, each Incremental Sort with a "CompSpill
  *	  Incremental Sort", each Material with a "CompSpill Material" and each
- *	  CTE Scan with a "CompSpill CTE Scan".
+ *	  CTE Scan with a "CompSpill CTE Scan", and each RecursiveUnion with its
+ *	  WorkTableScans with a "CompSpill Recursive Union" and "CompSpill
+ *	  WorkTable Scan" pair.
  *
  * PostgreSQL offers no hook inside tuplesort, so compspill works on the
  * plan.  Its planner hook lets the previous hook (or the standard planner)
  * build the whole PlannedStmt, then walks the main plan tree and every
  * entry of the subplan list, replacing Sort, Material and CTE Scan nodes.
  * All the CTE Scans of a CTE share one store, so they are all replaced;
- * recursive CTEs' work table scans stay native.
+ * likewise a recursive union and its work table scans, which find it
+ * through an executor parameter: the unions of the statement are noted
+ * first, so that each scan met is replaced together with its union.
  *
  * One kind of Sort is left alone: a Sort that will be told a tuple bound
  * at run time.  A Limit node passes its bound down through a fixed set of
@@ -37,14 +41,23 @@
 #include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"
 #include "nodes/planner.h"
+#include "nodes/recursivenode.h"
 #include "nodes/sortnode.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
-static Plan *compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded);
+/* What the rewrite of one statement needs to know */
+typedef struct CompSpillRewrite
+{
+	PlannedStmt *stmt;
+	List	   *unions;			/* its RecursiveUnion nodes */
+} CompSpillRewrite;
+
+static Plan *compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded);
 static Plan *compspill_count_disabled(Plan *cnode);
-static List *compspill_rewrite_list(PlannedStmt *stmt, List *plans,
+static List *compspill_rewrite_list(CompSpillRewrite *cx, List *plans,
 									 bool bounded);
+static void compspill_find_unions(CompSpillRewrite *cx, Plan *plan);
 
 /*
  * Plan the query as usual, then rewrite the sorts of the finished plan.
@@ -54,6 +67,7 @@ compspill_planner(Query *parse, const char *query_string, int cursorOptions,
 				  ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
+	CompSpillRewrite cx;
 	ListCell   *lc;
 
 	if (prev_planner_hook)
@@ -66,9 +80,17 @@ compspill_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (!compspill_enabled)
 		return stmt;
 
-	stmt->planTree = compspill_rewrite(stmt, stmt->planTree, false);
+	/* the recursive unions first: their work table scans go with them */
+	cx.stmt = stmt;
+	cx.unions = NIL;
+	compspill_find_unions(&cx, stmt->planTree);
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = compspill_rewrite(stmt, (Plan *) lfirst(lc), false);
+		compspill_find_unions(&cx, (Plan *) lfirst(lc));
+
+	stmt->planTree = compspill_rewrite(&cx, stmt->planTree, false);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = compspill_rewrite(&cx, (Plan *) lfirst(lc), false);
+	list_free(cx.unions);
 
 	return stmt;
 }
@@ -77,13 +99,68 @@ compspill_planner(Query *parse, const char *query_string, int cursorOptions,
  * Rewrite each plan of a list in place and return the list.
  */
 static List *
-compspill_rewrite_list(PlannedStmt *stmt, List *plans, bool bounded)
+compspill_rewrite_list(CompSpillRewrite *cx, List *plans, bool bounded)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = compspill_rewrite(stmt, (Plan *) lfirst(lc), bounded);
+		lfirst(lc) = compspill_rewrite(cx, (Plan *) lfirst(lc), bounded);
 	return plans;
+}
+
+/*
+ * Note every RecursiveUnion below plan, through every kind of child the
+ * rewrite visits, so that each of its work table scans, wherever the
+ * rewrite meets it, is replaced along with it.
+ */
+static void
+compspill_find_unions(CompSpillRewrite *cx, Plan *plan)
+{
+	List	   *children = NIL;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+
+	if (IsA(plan, RecursiveUnion))
+		cx->unions = lappend(cx->unions, plan);
+	else if (IsA(plan, Append))
+		children = ((Append *) plan)->appendplans;
+	else if (IsA(plan, MergeAppend))
+		children = ((MergeAppend *) plan)->mergeplans;
+	else if (IsA(plan, SubqueryScan))
+		children = list_make1(((SubqueryScan *) plan)->subplan);
+	else if (IsA(plan, BitmapAnd))
+		children = ((BitmapAnd *) plan)->bitmapplans;
+	else if (IsA(plan, BitmapOr))
+		children = ((BitmapOr *) plan)->bitmapplans;
+	else if (IsA(plan, CustomScan))
+		children = ((CustomScan *) plan)->custom_plans;
+
+	foreach(lc, children)
+		compspill_find_unions(cx, (Plan *) lfirst(lc));
+	compspill_find_unions(cx, plan->lefttree);
+	compspill_find_unions(cx, plan->righttree);
+}
+
+/*
+ * The RecursiveUnion whose work table is the given executor parameter, or
+ * NULL.
+ */
+static RecursiveUnion *
+compspill_union_of(CompSpillRewrite *cx, int wt_param)
+{
+	ListCell   *lc;
+
+	foreach(lc, cx->unions)
+	{
+		RecursiveUnion *ru = (RecursiveUnion *) lfirst(lc);
+
+		if (ru->wtParam == wt_param)
+			return ru;
+	}
+	return NULL;
 }
 
 /*
@@ -93,7 +170,7 @@ compspill_rewrite_list(PlannedStmt *stmt, List *plans, bool bounded)
  * at run time.
  */
 static Plan *
-compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
+compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded)
 {
 	bool		child_bounded = false;
 
@@ -122,7 +199,7 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 				Append	   *append = (Append *) plan;
 
 				append->appendplans =
-					compspill_rewrite_list(stmt, append->appendplans, bounded);
+					compspill_rewrite_list(cx, append->appendplans, bounded);
 				break;
 			}
 		case T_MergeAppend:
@@ -130,14 +207,14 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 				MergeAppend *mappend = (MergeAppend *) plan;
 
 				mappend->mergeplans =
-					compspill_rewrite_list(stmt, mappend->mergeplans, bounded);
+					compspill_rewrite_list(cx, mappend->mergeplans, bounded);
 				break;
 			}
 		case T_SubqueryScan:
 			{
 				SubqueryScan *sscan = (SubqueryScan *) plan;
 
-				sscan->subplan = compspill_rewrite(stmt, sscan->subplan,
+				sscan->subplan = compspill_rewrite(cx, sscan->subplan,
 												   bounded &&
 												   plan->qual == NIL);
 				break;
@@ -146,7 +223,7 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 			{
 				BitmapAnd  *band = (BitmapAnd *) plan;
 
-				band->bitmapplans = compspill_rewrite_list(stmt, band->bitmapplans,
+				band->bitmapplans = compspill_rewrite_list(cx, band->bitmapplans,
 														   false);
 				break;
 			}
@@ -154,7 +231,7 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 			{
 				BitmapOr   *bor = (BitmapOr *) plan;
 
-				bor->bitmapplans = compspill_rewrite_list(stmt, bor->bitmapplans,
+				bor->bitmapplans = compspill_rewrite_list(cx, bor->bitmapplans,
 														  false);
 				break;
 			}
@@ -162,7 +239,7 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 			{
 				CustomScan *cscan = (CustomScan *) plan;
 
-				cscan->custom_plans = compspill_rewrite_list(stmt, cscan->custom_plans,
+				cscan->custom_plans = compspill_rewrite_list(cx, cscan->custom_plans,
 															 false);
 				break;
 			}
@@ -170,8 +247,8 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 			break;
 	}
 
-	plan->lefttree = compspill_rewrite(stmt, plan->lefttree, child_bounded);
-	plan->righttree = compspill_rewrite(stmt, plan->righttree, false);
+	plan->lefttree = compspill_rewrite(cx, plan->lefttree, child_bounded);
+	plan->righttree = compspill_rewrite(cx, plan->righttree, false);
 
 	if (IsA(plan, Sort) && !bounded)
 		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
@@ -182,9 +259,27 @@ compspill_rewrite(PlannedStmt *stmt, Plan *plan, bool bounded)
 		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))
 	{
-		Plan	   *cte = CompSpillMakeCteNode((CteScan *) plan, stmt);
+		Plan	   *cte = CompSpillMakeCteNode((CteScan *) plan, cx->stmt);
 
 		return cte ? cte : plan;
+	}
+
+	/*
+	 * A recursive union and its work table scans together: every union of
+	 * the statement was noted by a walk that reaches every node this one
+	 * does, so each scan met finds its union, and each union is replaced.
+	 */
+	if (IsA(plan, RecursiveUnion))
+		return compspill_count_disabled(CompSpillMakeRecursiveUnionNode((RecursiveUnion *) plan));
+	if (IsA(plan, WorkTableScan))
+	{
+		WorkTableScan *wts = (WorkTableScan *) plan;
+		RecursiveUnion *ru = compspill_union_of(cx, wts->wtParam);
+
+		if (ru == NULL)
+			elog(ERROR, "no recursive union for work table parameter %d",
+				 wts->wtParam);	/* the planner never makes one */
+		return CompSpillMakeWorkTableNode(wts, ru);
 	}
 
 	return plan;
@@ -210,11 +305,16 @@ compspill_count_disabled(Plan *cnode)
 	CustomScan *cscan = castNode(CustomScan, cnode);
 	Plan	   *child = outerPlan(cnode);
 
-	if (child != NULL && child->disabled_nodes > 0)
+	int			disabled = child != NULL ? child->disabled_nodes : 0;
+
+	/* a recursive union's recursive term too */
+	if (innerPlan(cnode) != NULL)
+		disabled += innerPlan(cnode)->disabled_nodes;
+	if (disabled > 0)
 	{
 		Result	   *count = makeNode(Result);
 
-		count->plan.disabled_nodes = child->disabled_nodes;
+		count->plan.disabled_nodes = disabled;
 		cscan->custom_plans = list_make1(count);
 	}
 #endif

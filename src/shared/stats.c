@@ -628,7 +628,7 @@ compspill_stats_kb(int64 bytes)
 /*
  * Report the figures of an operation that spilled, now that it ends: count
  * them, and log them if asked to; what names the node ("sort",
- * "incremental sort", "material", "CTE").
+ * "incremental sort", "material", "CTE", "recursive union").
  */
 void
 CompSpillReportSpill(const char *what, const CompSpillStats *st)

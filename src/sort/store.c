@@ -151,6 +151,7 @@ CompSpillPosStep(CompSpillStorePos *pos, int64 nrows, bool forward)
 
 static Size compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
 										Size *write_size, Size *extent_size);
+static void compspill_store_free_before(CompSpillStore *st, int64 oldest);
 
 /*
  * Create the parts common to both kinds of store, in a new context under
@@ -635,7 +636,6 @@ void
 CompSpillStoreTrim(CompSpillStore *st)
 {
 	int64		oldest = st->nrows;
-	int64		live;
 
 	if (st->memtuples == NULL)
 		return;
@@ -644,8 +644,19 @@ CompSpillStoreTrim(CompSpillStore *st)
 		if (!st->pos[i].eof_reached)
 			oldest = Min(oldest, st->pos[i].current);
 	/* a position may still go back to the row it returned last */
-	oldest = Max(oldest - 1, st->mem_trimmed);
+	compspill_store_free_before(st, oldest - 1);
+}
 
+/*
+ * Free the rows in memory before row oldest (those already freed aside).
+ */
+static void
+compspill_store_free_before(CompSpillStore *st, int64 oldest)
+{
+	int64		live;
+
+	Assert(st->memtuples != NULL);
+	oldest = Max(Min(oldest, st->nrows), st->mem_trimmed);
 	for (int64 r = st->mem_trimmed; r < oldest; r++)
 	{
 		pfree(st->memtuples[r - st->mem_base]);
@@ -661,6 +672,69 @@ CompSpillStoreTrim(CompSpillStore *st)
 				sizeof(MinimalTuple) * live);
 		st->mem_base = st->mem_trimmed;
 	}
+}
+
+/*
+ * Forget the rows before row: no read position will go back to them (a
+ * recursive union's working table once the next iteration's rows replace
+ * it).  Rows in memory are freed; a spilled store gives back to its file
+ * the extents that hold only frames before the one holding row, so that
+ * the file keeps about the rows still wanted.
+ */
+void
+CompSpillStoreForget(CompSpillStore *st, int64 row)
+{
+	CompSpillRun *run = &st->run;
+	int64		lo = 0;
+	int64		hi = run->nframes - 1;
+
+	if (st->memtuples != NULL)
+	{
+		compspill_store_free_before(st, row);
+		return;
+	}
+	if (!st->own_sp || run->nframes < 2 || row <= st->run_base)
+		return;
+
+	/* the last frame whose first row is at most row */
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi + 1) / 2;
+
+		if (run->index[mid].first_row + st->run_base <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (lo == 0)
+		return;
+
+	/* what the writer still buffers goes out before its extents are reused */
+	CompSpillRunSync(st->sp);
+	st->synced_frames = run->nframes;
+	CompSpillRunReleaseBefore(st->sp, run, run->index[lo].offset);
+}
+
+/*
+ * Return the row the next forward read of read position ptr returns (the
+ * row count when it is at the end).
+ */
+int64
+CompSpillStoreTell(CompSpillStore *st, int ptr)
+{
+	return st->pos[ptr].eof_reached ? st->nrows : st->pos[ptr].current;
+}
+
+/*
+ * Put read position ptr just before the given row, which must not have
+ * been forgotten.
+ */
+void
+CompSpillStoreSeek(CompSpillStore *st, int ptr, int64 row)
+{
+	Assert(row >= 0 && row <= st->nrows);
+	st->pos[ptr].current = row;
+	st->pos[ptr].eof_reached = false;
 }
 
 /* Has read position ptr found the end going forward? */

@@ -4,8 +4,8 @@
  *	  The tuplestore path: rows in memory, then in one growing indexed run,
  *	  read by position (store.c).
  *
- * Used by the Material and CTE nodes, and by the sorter for a final
- * merge that must give random access (on the sorter's spill object).
+ * Used by the Material, CTE and recursive union nodes, and by the sorter
+ * for a final merge that must give random access (on the sorter's spill object).
  *
  * IDENTIFICATION
  *	  src/sort/store.h
@@ -52,6 +52,9 @@ extern bool CompSpillStoreAtEOF(CompSpillStore *st, int ptr);
 extern void CompSpillStoreTrim(CompSpillStore *st);
 extern void CompSpillStoreRewind(CompSpillStore *st, int ptr);
 extern void CompSpillStoreCopyPos(CompSpillStore *st, int from, int to);
+extern void CompSpillStoreForget(CompSpillStore *st, int64 row);
+extern int64 CompSpillStoreTell(CompSpillStore *st, int ptr);
+extern void CompSpillStoreSeek(CompSpillStore *st, int ptr, int64 row);
 extern bool CompSpillStoreSpilled(CompSpillStore *st);
 extern CompSpillStats *CompSpillStoreStats(CompSpillStore *st);
 extern void CompSpillStoreEnd(CompSpillStore *st);

@@ -698,6 +698,17 @@ CompSpillRunRelease(CompSpill *sp, CompSpillRun *run)
 }
 
 /*
+ * Give back the extents of a run that lie wholly before the given offset
+ * of its stream: its frames there will not be read again.  The run may be
+ * the one being written, synced (CompSpillRunSync) past that offset.
+ */
+void
+CompSpillRunReleaseBefore(CompSpill *sp, CompSpillRun *run, int64 offset)
+{
+	CompSpillFileRelease(sp->file, &run->extents, (off_t) offset);
+}
+
+/*
  * Free the writer's encoder and buffers and the file's write buffer, for a
  * phase that only reads; a later run creates them again.
  */

@@ -71,6 +71,8 @@ extern void CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup);
 extern void CompSpillRunCutFrame(CompSpill *sp);
 extern void CompSpillRunEnd(CompSpill *sp);
 extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
+extern void CompSpillRunReleaseBefore(CompSpill *sp, CompSpillRun *run,
+									  int64 offset);
 extern void CompSpillEndWrites(CompSpill *sp);
 extern void CompSpillEnd(CompSpill *sp);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);

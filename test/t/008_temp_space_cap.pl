@@ -3,10 +3,10 @@
 #	  compspill.max_temp_space: the total size of compspill's temporary
 #	  files in the cluster, compspill_temp_space(), follows the files as
 #	  they grow and go; a spill that would pass the cap fails with 53400
-#	  while the others finish; an Incremental Sort counts its one file,
-#	  which its groups reuse; the total returns to zero after errors,
-#	  hundreds of cancelled queries and a terminated backend; and without
-#	  shared_preload_libraries the function says so.
+#	  while the others finish (a recursive walk's too); an Incremental
+#	  Sort counts its one file, which its groups reuse; the total returns
+#	  to zero after errors, hundreds of cancelled queries and a terminated
+#	  backend; and without shared_preload_libraries the function says so.
 #
 use strict;
 use warnings;
@@ -115,6 +115,39 @@ like($err, qr/ERROR:  53400: compspill temporary files would exceed compspill\.m
 	'with a cap of half its peak it fails');
 is(total(), 0, 'and gives its claim back');
 set_cap('-1');
+
+# a recursive walk past the cap fails the same way (its union's store and
+# the CTE Scan's claim space as they grow), and gives its claim back
+my $walk = "WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat(md5(g::text), 6) "
+  . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w WHERE d < 3) "
+  . "SELECT count(*) FROM w";
+set_cap('1MB');
+($rc, $out, $err) = $node->psql('postgres', "$spill; $walk",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  53400: compspill temporary files would exceed compspill\.max_temp_space \(1024kB\)/,
+	'a recursive walk larger than the cap fails');
+is(total(), 0, 'the failed walk gave its claim back');
+set_cap('-1');
+is($node->safe_psql('postgres', "$spill; $walk"), '80000',
+	'without the cap the same walk runs');
+# paused in its third iteration, the claim covers the files of the union
+# and of the CTE Scan
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $spill,
+	"WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat(md5(g::text), 6) "
+	  . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w "
+	  . "WHERE d < 3 AND (d < 2 OR n <> 5000 OR $gate)) SELECT count(*) FROM w");
+ok(wait_for_lock_waiter($node), 'a recursive walk is paused');
+$file_size = 0;
+$file_size += -s $_ foreach temp_files($node);
+$held = total();
+ok($held >= $file_size && $held > 0,
+	"the claimed total ($held) covers the walk's spill files ($file_size)");
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($rc) = finish_query($q);
+is($rc, 0, 'the walk finishes');
+ok(wait_until('the total to return to zero', sub { total() == 0 }),
+	'and gives everything back');
 
 # no drift: hundreds of spills cancelled by statement_timeout at random
 # points, and as many failing on the cap

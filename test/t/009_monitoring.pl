@@ -8,12 +8,13 @@
 #	  statements keeps compspill.max_statements, evicting the statements
 #	  that spilled least; the reset empties both; the live view shows a
 #	  sort while it reads its input and while it returns rows, a
-#	  Material's store and an Incremental Sort, as seen from a second
-#	  session, and a backend whose spills fail hundreds of times inside
-#	  BEGIN .. EXCEPTION keeps its slots and leaves nothing behind in it; a
-#	  store flushed for a reader while it is written counts its partial
-#	  pages once; without shared_preload_libraries every view says so
-#	  instead of showing zeros.
+#	  Material's store, an Incremental Sort and a recursive union's store,
+#	  as seen from a second session (a recursive union is one spill,
+#	  logged under its name), and a backend whose spills fail hundreds of
+#	  times inside BEGIN .. EXCEPTION keeps its slots and leaves nothing
+#	  behind in it; a store flushed for a reader while it is written
+#	  counts its partial pages once; without shared_preload_libraries
+#	  every view says so instead of showing zeros.
 #
 use strict;
 use warnings;
@@ -141,6 +142,33 @@ is($mat->{Storage}, 'Disk', 'whose store spills');
 is($node->safe_psql('postgres',
 		"SELECT $counters FROM compspill_statements WHERE queryid = $mqid"),
 	explain_figures($mat), 'the Material\'s figures are counted as EXPLAIN shows them');
+
+# a recursive union's store is counted too: one spill for all its
+# iterations, beside the spill of the CTE Scan that reads the union
+my $recq = "WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('r', 100) "
+  . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w WHERE d < 3) "
+  . "SELECT count(*) FROM w";
+my ($rplan, $rqid) = explain_json($spill, $recq);
+my ($ru, $rcte);
+my @todo = ($rplan);
+while (my $n = shift @todo)
+{
+	my $provider = $n->{'Custom Plan Provider'} // '';
+	$ru = $n if $provider eq 'CompSpill Recursive Union';
+	$rcte = $n if $provider eq 'CompSpill CTE Scan';
+	push @todo, @{ $n->{Plans} // [] };
+}
+ok($ru && $ru->{Storage} eq 'Disk', 'a recursive union\'s store spills');
+ok($rcte && $rcte->{Storage} eq 'Disk', 'and so does the CTE Scan over it');
+is($node->safe_psql('postgres',
+		"SELECT spills, rows_spilled FROM compspill_statements WHERE queryid = $rqid"),
+	'2|' . ($ru->{'Rows Spilled'} + $rcte->{'Rows Spilled'}),
+	'the recursive union is one spill of the statement, with its rows as EXPLAIN shows them');
+my $log_at = -s $node->logfile;
+$node->safe_psql('postgres', "SET compspill.log_spills = 0; $spill $recq");
+like(slurp_file($node->logfile, $log_at),
+	qr/LOG:  (?:00000: )?compspill recursive union spill: \d+ rows, 1 runs/,
+	'compspill.log_spills logs the recursive union under its own name');
 
 # parallel workers count their own spills
 my $par = 'SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; '
@@ -321,6 +349,23 @@ is($node->safe_psql('postgres',
 $holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
 ($qrc) = finish_query($q);
 is($qrc, 0, 'it finishes');
+
+# a recursive union's store, stalled in its second iteration once it
+# has spilled
+$holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
+$q = start_query($node, $spill,
+	"WITH RECURSIVE w(n, d, s) AS (SELECT g, 0, repeat('r', 100) "
+	  . "FROM generate_series(1, 20000) g UNION ALL SELECT n, d + 1, s FROM w "
+	  . "WHERE d < 2 AND (d = 0 OR n <> 5000 OR $gate)) SELECT count(*) FROM w");
+$pid = wait_for_lock_waiter($node);
+is($node->safe_psql('postgres',
+		"SELECT phase, rows > 20000, file_size > 0 FROM compspill_activity "
+		  . "WHERE pid = $pid AND node = 'recursive union'"),
+	'storing rows|t|t',
+	'a recursive union\'s store shows as storing rows, past its first iteration');
+$holder->query_safe("SELECT pg_advisory_unlock($GATE_LOCK)");
+($qrc) = finish_query($q);
+is($qrc, 0, 'the recursive query finishes');
 
 # cancelled while shown: its slot is freed
 $holder->query_safe("SELECT pg_advisory_lock($GATE_LOCK)");
