@@ -254,7 +254,7 @@ compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded)
 		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
 	if (IsA(plan, IncrementalSort) && !bounded)
 		return compspill_count_disabled(CompSpillMakeIncSortNode((IncrementalSort *) plan,
-																 stmt));
+																 cx->stmt));
 	if (IsA(plan, Material))
 		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))
