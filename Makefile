@@ -1,5 +1,5 @@
 EXTENSION = compspill
-EXTVERSION = 0.4.0
+EXTVERSION = 0.5.0
 
 MODULE_big = compspill
 OBJS = \
@@ -39,7 +39,9 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.3.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
-	sql/$(EXTENSION)--0.3.0--0.4.0.sql
+	sql/$(EXTENSION)--0.4.0.sql \
+	sql/$(EXTENSION)--0.3.0--0.4.0.sql \
+	sql/$(EXTENSION)--0.4.0--0.5.0.sql
 
 REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte recursive dml cursors prepared parallel explain verbose settings codecs encryption multipass extreme tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)

@@ -1,5 +1,5 @@
 --
--- upgrade: ALTER EXTENSION compspill UPDATE from the last release (0.3.0),
+-- upgrade: ALTER EXTENSION compspill UPDATE from the last release (0.4.0),
 -- and from each one before it, gives the same objects, with the same
 -- properties (a function's volatility, parallel safety, strictness, symbol,
 -- result and privileges; a view's definition and privileges), as a fresh
@@ -55,9 +55,11 @@ $$;
 SELECT * FROM cs_upgrade_from('0.1.0');
 SELECT * FROM cs_upgrade_from('0.2.0');
 SELECT * FROM cs_upgrade_from('0.3.0');
+-- 0.5.0 changed the library only: 0.4.0's objects are already the same
+SELECT * FROM cs_upgrade_from('0.4.0');
 -- what a fresh install has (privileges and view definitions left out: they
 -- name the installing role)
 SELECT obj, CASE WHEN obj LIKE 'view %' THEN '' ELSE regexp_replace(props, ' \{.*\}$', '') END AS props
 FROM cs_ext_objects() ORDER BY obj;
-SELECT compspill_version() ~ '^compspill 0\.4\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
+SELECT compspill_version() ~ '^compspill 0\.5\.0 \(lz4 [0-9.]+, zstd [0-9.]+\)$' AS version_ok;
 DROP FUNCTION cs_upgrade_from(text), cs_ext_objects();
