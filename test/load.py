@@ -523,9 +523,9 @@ def make_queries(icu):
 			  'repeat(md5(((r.v * m.m + 3) % 30000)::text), 8) FROM r, '
 			  '(VALUES (7), (13)) m(m)) SELECT * FROM r'),
 		Query('rec_3', 'recursive',
-			  'SELECT o.id, (WITH RECURSIVE w(n, p) AS (SELECT g, o.payload FROM '
-			  'generate_series(1, 10000) g UNION ALL SELECT n + 10000, p FROM w '
-			  'WHERE n <= 20000) SELECT count(*) || max(p) FROM w) FROM load_wide o '
+			  'SELECT o.id, (WITH RECURSIVE w(n, p) AS (SELECT g, repeat(o.payload, 4) '
+			  'FROM generate_series(1, 20000) g UNION ALL SELECT n + 20000, p FROM w '
+			  'WHERE n <= 40000) SELECT count(*) || max(p) FROM w) FROM load_wide o '
 			  'WHERE o.id <= 4'),
 		# a parallel sort under Gather Merge
 		Query('parallel_1', 'parallel',
