@@ -34,13 +34,11 @@
  * CompSpillAutoRecordCompress (the raw size, the stored size, the
  * seconds); the spill file's writes and reads, each a coalesced buffer of
  * about write_size bytes holding many blocks, come through
- * CompSpillAutoRecordIo as the file's running totals, with the time spent
- * waiting for the device to write back what was written (the spill file
- * hands each window past the kernel's allowance to the device and waits
- * for it a window later, see spill/spillfile.c); what the totals gained
- * since the last call goes to CompSpillAutoRecordWrite, RecordWriteback
- * and RecordRead.  Readers report decompression through
- * CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
+ * CompSpillAutoRecordWrite / RecordRead, and the time spent waiting for
+ * the device to write back what was written (the spill file hands each
+ * written MB to the device at once and waits for it a MB later, see
+ * spill/spillfile.c) through CompSpillAutoRecordWriteback; readers report decompression
+ * through CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
  * computed from totals: samples are summed until they add up to at least
  * COMPSPILL_AUTO_MIN_SAMPLE_NS of work (or COMPSPILL_AUTO_MAX_PENDING
  * bytes, for work that takes no measurable time), so a coarse clock, a
@@ -503,10 +501,7 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 
 /*
  * Record that rawlen bytes were compressed with codec into storedlen bytes
- * (rawlen when it did not pay) in the given seconds.  Blocks stored with
- * none are recorded too: they cost nothing, but they are part of the
- * stream that ages the figures, so that a probe after many raw blocks
- * weighs as the header says, rather than as little as one block would.
+ * (rawlen when it did not pay, or for none) in the given seconds.
  */
 void
 CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
@@ -520,8 +515,6 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 	cs = &ac->codec[codec];
 
 	ac->compressed_bytes += raw;
-	if (codec == COMPSPILL_CODEC_NONE)
-		return;					/* costs known: it only moves the position */
 	compspill_auto_estimate_add(&cs->compress, raw,
 								compspill_auto_ns(seconds),
 								ac->compressed_bytes,
@@ -564,37 +557,6 @@ CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac, double seconds)
 	compspill_auto_estimate_add(&ac->write, 0.0, ns, ac->written_bytes,
 								COMPSPILL_AUTO_IO_HORIZON,
 								COMPSPILL_AUTO_MIN_SAMPLE_NS);
-}
-
-/*
- * Record the spill file's I/O as it stands: bytes_written and bytes_read
- * are its totals so far, write_secs and read_secs the seconds they took,
- * and writeback_secs the seconds waited for writeback since the last call.
- * What the totals gained since the last call is recorded as one write and
- * one read (a coalesced write covers many frames), and the wait after the
- * write, so that it is folded in with the bytes written since, not with
- * every byte the file ever wrote.
- */
-void
-CompSpillAutoRecordIo(CompSpillAutoCodec *ac, int64 bytes_written,
-					  double write_secs, int64 bytes_read, double read_secs,
-					  double writeback_secs)
-{
-	if (bytes_written > ac->io_written)
-	{
-		CompSpillAutoRecordWrite(ac, (Size) (bytes_written - ac->io_written),
-								 write_secs - ac->io_write_secs);
-		ac->io_written = bytes_written;
-		ac->io_write_secs = write_secs;
-	}
-	CompSpillAutoRecordWriteback(ac, writeback_secs);
-	if (bytes_read > ac->io_read)
-	{
-		CompSpillAutoRecordRead(ac, (Size) (bytes_read - ac->io_read),
-								read_secs - ac->io_read_secs);
-		ac->io_read = bytes_read;
-		ac->io_read_secs = read_secs;
-	}
 }
 
 /*

@@ -79,11 +79,6 @@ typedef struct CompSpillAutoCodec
 	double		decompressed_bytes; /* raw bytes through RecordDecompress */
 	double		written_bytes;	/* file bytes through RecordWrite */
 	double		read_bytes;		/* file bytes through RecordRead */
-	/* the spill file's totals at the last CompSpillAutoRecordIo */
-	int64		io_written;		/* bytes written */
-	double		io_write_secs;	/* seconds those writes took */
-	int64		io_read;		/* bytes read */
-	double		io_read_secs;	/* seconds those reads took */
 	CompSpillAutoEstimate write;	/* ns per file byte written */
 	CompSpillAutoEstimate read; /* ns per file byte read */
 	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
@@ -108,10 +103,6 @@ extern void CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac,
 										 double seconds);
 extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
 									double seconds);
-extern void CompSpillAutoRecordIo(CompSpillAutoCodec *ac,
-								  int64 bytes_written, double write_secs,
-								  int64 bytes_read, double read_secs,
-								  double writeback_secs);
 extern void CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac,
 										  CompSpillCodec codec, Size rawlen,
 										  double seconds);

@@ -133,8 +133,12 @@ struct CompSpill
 	int64		raw_written;	/* their encoded bytes */
 	int64		rows_formed;	/* rows of the runs of level 0 finished */
 
-	/* codec = auto: the costs measured so far */
+	/* codec = auto: the costs measured so far, and the I/O already fed */
 	CompSpillAutoCodec ac;
+	int64		ac_written;
+	instr_time	ac_write_time;
+	int64		ac_read;
+	instr_time	ac_read_time;
 };
 
 struct CompSpillRunReader
@@ -504,23 +508,38 @@ compspill_io_is_cheap(CompSpill *sp, CompSpillCodec codec)
 }
 
 /*
- * With codec = auto, pass the spill file's I/O totals to the codec
- * chooser, which records what they gained since the last call (a write
- * covers many frames), with the waits for writeback since then (the first
- * call turns their measurement on).
+ * Has I/O been done since the figures *bytes_seen and *time_seen?  If so,
+ * set *secs to the time it took.
+ */
+static inline bool
+compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
+				   const instr_time *time_seen, double *secs)
+{
+	if (bytes <= *bytes_seen)
+		return false;
+	INSTR_TIME_SUBTRACT(time, *time_seen);
+	*secs = INSTR_TIME_GET_DOUBLE(time);
+	return true;
+}
+
+/*
+ * With codec = auto, pass the file I/O done since the last call to the
+ * codec chooser, as totals: a write covers many frames.  The waits for
+ * writeback (the first call turns their measurement on) go with the
+ * writes, after them, so that they are folded in with written bytes.
  */
 static void
 compspill_feed_io(CompSpill *sp)
 {
 	CompSpillStats *st = sp->stats;
+	double		secs;
 	double		wait = CompSpillFileTakeWritebackWait(sp->file);
 
-	CompSpillAutoRecordIo(&sp->ac,
-						  st->bytes_written,
-						  INSTR_TIME_GET_DOUBLE(st->write_time),
-						  st->bytes_read,
-						  INSTR_TIME_GET_DOUBLE(st->read_time),
-						  wait);
+	if (compspill_io_since(st->bytes_written, st->write_time,
+						   &sp->ac_written, &sp->ac_write_time, &secs))
+		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
+								 secs);
+	CompSpillAutoRecordWriteback(&sp->ac, wait);
 }
 
 /*
@@ -565,10 +584,6 @@ compspill_emit_frame(CompSpill *sp)
 			CompSpillEncoderFinish(sp->enc, payload);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
-
-		/* a raw block ages the codecs' figures as a compressed one does */
-		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
-			CompSpillAutoRecordCompress(&sp->ac, codec, rawlen, rawlen, 0.0);
 	}
 	else
 	{

@@ -81,10 +81,9 @@ writeback (v1 limits are not hierarchical, so a child cgroup for postgres
 would give it a budget besides writeback's: --blkio-child does that anyway,
 into cgroup compspill_bench); the device's dirty page cache is capped (bdi
 max_bytes + strict_limit, --dirty-mb) so buffered writers wait for the disk;
-caches are dropped before each run (not with --keep-caches: the tables
-then stay cached, temp files are new each run), and with --evict-every S
-clean page cache is dropped every S seconds during a run so that buffered
-re-reads of temp files also come from the disk. All of it is undone after the speed's
+caches are dropped before each run, and with --evict-every S clean page
+cache is dropped every S seconds during a run so that buffered re-reads of
+temp files also come from the disk. All of it is undone after the speed's
 runs, and at exit.
 """
 
@@ -649,8 +648,7 @@ class SlowDisk:
 
     def drop_caches(self):
         os.sync()
-        if not self.args.keep_caches:
-            write_file("/proc/sys/vm/drop_caches", "3\n")
+        write_file("/proc/sys/vm/drop_caches", "3\n")
 
     def start_evicting(self):
         if not self.args.evict_every:
@@ -1643,10 +1641,6 @@ def parse_args(argv=None):
                          "gives postgres a budget of its own besides writeback's)")
     ap.add_argument("--evict-every", type=float, default=0, metavar="SEC",
                     help="slow disk: drop clean page cache every SEC seconds during a run")
-    ap.add_argument("--keep-caches", action="store_true",
-                    help="slow disk: sync but do not drop the page cache before each run "
-                         "(a machine shared with other benchmarks; temp files are new "
-                         "each run, so only the tables stay cached)")
     a = ap.parse_args(argv)
     if a.preset:
         # the preset's values as defaults, then the command line again

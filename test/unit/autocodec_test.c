@@ -647,12 +647,10 @@ test_reads(void)
  * spill/spillfile.c does: the first 16 MB (the allowance, half the dirty
  * limit) are left to the page cache, and each 1 MB window after that is
  * handed to the device once 16 MB more have been written, the previous
- * window waited for first, the wait timed.  After each block the
- * file's running totals (bytes written, time in write()) and the waits
- * since the last block go to CompSpillAutoRecordIo, as spill/run.c passes
- * them after each frame, so that the figures are checked as the server
- * makes them.  Without kick, the kernel writes back only what exceeds the
- * dirty limit, as it does for a file nobody syncs.
+ * window waited for first (the wait timed and fed through
+ * CompSpillAutoRecordWriteback).  Without it, the kernel writes
+ * back only what exceeds the dirty limit, as it does for a file nobody
+ * syncs.
  */
 typedef struct WbSim
 {
@@ -666,8 +664,6 @@ typedef struct WbSim
 	int64		nwindows;		/* 1 MB windows written */
 	double		done_at[64];	/* window n done by the device, at n % 64 */
 	double		written;		/* file bytes written */
-	double		write_ns;		/* ns spent in write() */
-	double		untaken;		/* ns waited, not yet passed on */
 	double		device_done;	/* time the device finishes what it has */
 	double		handed;			/* file bytes handed to the device */
 	double		waited;			/* ns waited for writeback */
@@ -689,7 +685,7 @@ wbsim_init(WbSim *ws, double device_ns, bool kick)
 
 /* One 1 MB write at ws->now, and what follows it */
 static void
-wbsim_write(WbSim *ws, double bytes)
+wbsim_write(WbSim *ws, CompSpillAutoCodec *ac, double bytes)
 {
 	double		start = ws->now;
 
@@ -713,19 +709,21 @@ wbsim_write(WbSim *ws, double bytes)
 			}
 		}
 	}
-	ws->write_ns += ws->now - start;
+	CompSpillAutoRecordWrite(ac, (Size) bytes, (ws->now - start) * 1e-9);
 
-	if (ws->kick && ws->nwindows++ >= ws->lag)
+	if (ws->kick)
 	{
-		int64		n = ws->nwindows - 1 - ws->lag; /* to hand over */
+		int64		n = ws->nwindows++ - ws->lag;	/* to hand over */
 
+		if (n < 0)
+			return;
 		if (n > 0)
 		{
 			double		wait = Max(ws->done_at[(n - 1) % 64] - ws->now, 0.0);
 
 			ws->now += wait;
 			ws->waited += wait;
-			ws->untaken += wait;
+			CompSpillAutoRecordWriteback(ac, wait * 1e-9);
 		}
 		ws->device_done = Max(ws->device_done, ws->now) +
 			bytes * ws->device_ns;
@@ -750,15 +748,6 @@ wbsim_run(WbSim *ws, Sim *sim, CompSpillAutoCodec *ac, double raw,
 		Size		stored = (Size) (sim->block / sim->ratio[c]);
 		double		cns = sim->block * sim->compress_ns[c];
 
-		/*
-		 * A codec's first block sets it up too (lz4's state, zstd's context):
-		 * measured in the server on 3 kB frames, 30 ns per byte more.  The
-		 * raw blocks after it must age that figure for the probes to correct
-		 * it soon.
-		 */
-		if (c != NONE && ac->codec[c].compress.pending_units == 0.0 &&
-			!ac->codec[c].compress.known)
-			cns += sim->block * 30.0;
 		used[c]++;
 		ws->now += sim->block * ws->base_ns + cns;
 		CompSpillAutoRecordCompress(ac, c, sim->block,
@@ -767,14 +756,9 @@ wbsim_run(WbSim *ws, Sim *sim, CompSpillAutoCodec *ac, double raw,
 		sim->pending += 24 + stored;
 		while (sim->pending >= sim->write_size)
 		{
-			wbsim_write(ws, (double) sim->write_size);
+			wbsim_write(ws, ac, (double) sim->write_size);
 			sim->pending -= sim->write_size;
 		}
-
-		/* the file's totals and the waits, as spill/run.c passes them */
-		CompSpillAutoRecordIo(ac, (int64) ws->written, ws->write_ns * 1e-9,
-							  0, 0.0, ws->untaken * 1e-9);
-		ws->untaken = 0.0;
 		done += sim->block;
 	}
 }
