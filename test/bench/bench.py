@@ -1973,8 +1973,9 @@ def main():
 
 def profile_all(bench, args, meta, started):
     """--profile: each (query, work_mem, configuration) once under perf."""
+    major = (meta.get("server_version") or "").split(".")[0]
     outdir = os.path.join(args.out, started.strftime("%Y%m%d-%H%M%S") + "-profile-s" +
-                          fmt_scale(bench.scale))
+                          fmt_scale(bench.scale) + ("-pg" + major if major.isdigit() else ""))
     os.makedirs(outdir, exist_ok=True)
     for q in args.queries:
         for wm in query_wms(args, q):
@@ -2172,8 +2173,18 @@ def write_results(bench, args, meta, started, partial=False):
     name = started.strftime("%Y%m%d-%H%M%S") + "-s" + \
         "_".join(fmt_scale(s) for s in args.scales) + \
         ("-slow" + "_".join("%g" % d for d in args.slow_disk) if args.slow_disk else "")
+    # the server's major version in the name, and never an existing
+    # directory: two runs started in the same second on two servers (one
+    # per core) must not write over each other's results
+    major = (meta.get("server_version") or "").split(".")[0]
+    if major.isdigit():
+        name += "-pg" + major
     outdir = os.path.join(args.out, name)
-    os.makedirs(outdir, exist_ok=True)
+    n = 1
+    while os.path.exists(outdir):
+        n += 1
+        outdir = os.path.join(args.out, "%s-%d" % (name, n))
+    os.makedirs(outdir)
     write_file(os.path.join(outdir, "results.md"), text)
     runs_json = os.path.join(outdir, "runs.json")
     with open(runs_json, "w") as f:
