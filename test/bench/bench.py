@@ -2068,7 +2068,8 @@ def perf_table(data, sort, limit):
     for line in out.splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        m = re.match(r"\s*([\d.]+%)\s+(\S+)(?:\s+\[.\]\s+(.*))?$", line)
+        # perf pads the last column with spaces: a dso-only line ends in them
+        m = re.match(r"\s*([\d.]+%)\s+(\S+)(?:\s+\[.\]\s+(.*?))?\s*$", line)
         if m:
             rows.append((m.group(1), (m.group(3) or "").strip(), m.group(2)))
         if len(rows) >= limit:
