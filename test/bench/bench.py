@@ -759,6 +759,18 @@ def parse_status(text):
     return d
 
 
+def parse_cpu(text):
+    """CPU seconds (user + system) a process has used so far, from its
+    /proc/<pid>/stat: fields 14 and 15, in clock ticks, counted after the
+    ")" that closes the command name (which may hold spaces). None if the
+    text does not parse."""
+    rest = text.rsplit(")", 1)[-1].split()
+    try:
+        return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+    except (IndexError, ValueError):
+        return None
+
+
 def parse_trace(text):
     """Runs and merge passes of the native tuplesorts of a run, from
     trace_sort's LOG messages (PostgreSQL 15-18 tuplesort.c: one "finished
@@ -972,9 +984,11 @@ class Bench:
                "\\echo @@PID\nSELECT pg_backend_pid();\n"
                "\\echo @@STATUS0\nSELECT pg_read_file('/proc/self/status');\n"
                "\\echo @@IO0\nSELECT pg_read_file('/proc/self/io');\n"
+               "\\echo @@STAT0\nSELECT pg_read_file('/proc/self/stat');\n"
                "\\echo @@EXPLAIN\n\\timing on\n"
                "EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT JSON) %s;\n"
                "\\timing off\n"
+               "\\echo @@STAT1\nSELECT pg_read_file('/proc/self/stat');\n"
                "\\echo @@IO1\nSELECT pg_read_file('/proc/self/io');\n"
                "\\echo @@STATUS1\nSELECT pg_read_file('/proc/self/status');\n"
                "\\echo @@END\n" % QUERIES[q]["sql"])
@@ -1022,6 +1036,8 @@ class Bench:
         io1 = parse_io("\n".join(sections["IO1"]))
         st0 = parse_status("\n".join(sections["STATUS0"]))
         st1 = parse_status("\n".join(sections["STATUS1"]))
+        cpu0 = parse_cpu("\n".join(sections["STAT0"]))
+        cpu1 = parse_cpu("\n".join(sections["STAT1"]))
         ex_lines = sections["EXPLAIN"]
         m = [re.match(r"Time: ([\d.]+) ms", x) for x in ex_lines]
         times = [float(x.group(1)) for x in m if x]
@@ -1038,6 +1054,7 @@ class Bench:
         rec.update(ok=True, wall_s=times[0] / 1000.0, io={k: io1[k] - io0[k] for k in IO_KEYS},
                    temp_bytes=tb1 - tb0, temp_files=tf1 - tf0,
                    rss_peak=st1.get("VmHWM"), rss_start=st0.get("VmHWM"), status_end=st1,
+                   cpu_s=(cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None,
                    ts_runs=ts_runs, ts_passes=ts_passes, **ex)
         key = (self.scale, self.mbps, q, wm, cfg)
         if key not in self.explains:
@@ -1062,11 +1079,13 @@ class Bench:
                         self.runs.append(rec)
                         if rec["ok"]:
                             spent = time.monotonic() - t_start
-                            log("s%s %s run %d/%d rep %d %-7s %-5s %-10s %7.2f s  wchar %8.1f MiB"
+                            log("s%s %s run %d/%d rep %d %-7s %-5s %-10s %7.2f s  cpu %s  wchar %8.1f MiB"
                                 "  temp %8.1f MiB  rss %6.1f MiB  passes cs %s ts %s%s  %s"
                                 "%s  [%.0f s, ~%.0f s to go]" % (
                                     fmt_scale(self.scale), disk_name(self.mbps), n, total,
-                                    rep + 1, q, wm, cfg, rec["wall_s"], rec["io"]["wchar"] / 2**20,
+                                    rep + 1, q, wm, cfg, rec["wall_s"],
+                                    "-" if rec.get("cpu_s") is None else "%.2f s" % rec["cpu_s"],
+                                    rec["io"]["wchar"] / 2**20,
                                     rec["temp_bytes"] / 2**20, (rec["rss_peak"] or 0) / 2**20,
                                     fmt_num(rec.get("cs_passes")), fmt_num(rec.get("ts_passes")),
                                     disk_rw(rec), ",".join(rec["sorts"]),
@@ -1185,6 +1204,7 @@ def summarize(runs):
             "wall": med([r["wall_s"] for r in rs]),
             "wmin": min([r["wall_s"] for r in rs], default=None),
             "wmax": max([r["wall_s"] for r in rs], default=None),
+            "cpu": med([r.get("cpu_s") for r in rs]),
             "wchar": med([r["io"]["wchar"] for r in rs]),
             "write_bytes": med([r["io"]["write_bytes"] for r in rs]),
             "temp": med([r["temp_bytes"] for r in rs]),
@@ -1377,7 +1397,7 @@ def details_table(summ, checks, args, env):
     slow = bool(env[1])
     out = ["scale %s, %s:" % (fmt_scale(env[0]), disk_name(env[1])), ""]
     head = ["query", "work_mem", "config", "wall s (min-max)", "wall vs native",
-            "bytes written MiB", "written vs native", "write_bytes MiB", "temp_bytes MiB",
+            "backend CPU s", "CPU vs native", "bytes written MiB", "written vs native", "write_bytes MiB", "temp_bytes MiB",
             "temp vs native", "spill per EXPLAIN MiB"] + \
         (["disk read / written MiB"] if slow else []) + \
         ["peak RSS MiB", "runs / passes compspill", "runs / passes tuplesort",
@@ -1396,6 +1416,8 @@ def details_table(summ, checks, args, env):
                          "-" if s["wall"] is None else "%.2f (%.2f-%.2f)" % (
                              s["wall"], s["wmin"], s["wmax"]),
                          fmt_ratio(s["wall"], b.get("wall")),
+                         "-" if s["cpu"] is None else "%.2f" % s["cpu"],
+                         fmt_ratio(s["cpu"], b.get("cpu")),
                          fmt_mib(s["wchar"]), fmt_bytes_ratio(s["wchar"], b.get("wchar")),
                          fmt_mib(s["write_bytes"]), fmt_mib(s["temp"]),
                          fmt_bytes_ratio(s["temp"], b.get("temp")), fmt_mib(s["spill"])]
@@ -1951,8 +1973,9 @@ def main():
 
 def profile_all(bench, args, meta, started):
     """--profile: each (query, work_mem, configuration) once under perf."""
+    major = (meta.get("server_version") or "").split(".")[0]
     outdir = os.path.join(args.out, started.strftime("%Y%m%d-%H%M%S") + "-profile-s" +
-                          fmt_scale(bench.scale))
+                          fmt_scale(bench.scale) + ("-pg" + major if major.isdigit() else ""))
     os.makedirs(outdir, exist_ok=True)
     for q in args.queries:
         for wm in query_wms(args, q):
@@ -2045,7 +2068,8 @@ def perf_table(data, sort, limit):
     for line in out.splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        m = re.match(r"\s*([\d.]+%)\s+(\S+)(?:\s+\[.\]\s+(.*))?$", line)
+        # perf pads the last column with spaces: a dso-only line ends in them
+        m = re.match(r"\s*([\d.]+%)\s+(\S+)(?:\s+\[.\]\s+(.*?))?\s*$", line)
         if m:
             rows.append((m.group(1), (m.group(3) or "").strip(), m.group(2)))
         if len(rows) >= limit:
@@ -2150,8 +2174,18 @@ def write_results(bench, args, meta, started, partial=False):
     name = started.strftime("%Y%m%d-%H%M%S") + "-s" + \
         "_".join(fmt_scale(s) for s in args.scales) + \
         ("-slow" + "_".join("%g" % d for d in args.slow_disk) if args.slow_disk else "")
+    # the server's major version in the name, and never an existing
+    # directory: two runs started in the same second on two servers (one
+    # per core) must not write over each other's results
+    major = (meta.get("server_version") or "").split(".")[0]
+    if major.isdigit():
+        name += "-pg" + major
     outdir = os.path.join(args.out, name)
-    os.makedirs(outdir, exist_ok=True)
+    n = 1
+    while os.path.exists(outdir):
+        n += 1
+        outdir = os.path.join(args.out, "%s-%d" % (name, n))
+    os.makedirs(outdir)
     write_file(os.path.join(outdir, "results.md"), text)
     runs_json = os.path.join(outdir, "runs.json")
     with open(runs_json, "w") as f:
