@@ -2,8 +2,9 @@
 #
 # test/run-tests.sh
 #	  Install what is needed, and on each PostgreSQL server tested build with
-#	  warnings as errors, install, and run every test: unit tests, pg_regress
-#	  (sql/, expected/), TAP (test/t/*.pl) and the load test.
+#	  warnings as errors, install, and run every test: unit tests, a short
+#	  run of the codec fuzzer, pg_regress (sql/, expected/), TAP
+#	  (test/t/*.pl) and the load test.
 #
 # Usage: test/run-tests.sh [MAJOR ...]
 #
@@ -22,9 +23,9 @@
 # root they run as the postgres user on a copy of the tree; the load test
 # (test/load.py, 20 s) runs in another pg_virtualenv cluster with compspill
 # preloaded.  Safe to run again.  The last line is "compspill: N passed, M
-# failed" over every server, counting unit test suites, pg_regress tests,
-# TAP test files, load tests, the header check and the package test; the
-# exit status is non-zero if anything failed.
+# failed" over every server, counting unit test suites, fuzzer runs,
+# pg_regress tests, TAP test files, load tests, the header check and the
+# package test; the exit status is non-zero if anything failed.
 #
 # Environment:
 #	COMPSPILL_SKIP_DEPS=1	do not check or install Debian packages
@@ -157,6 +158,27 @@ run_suite()
 			npassed=$((npassed + unit_ok))
 		fi
 		rm -f "$unit_log"
+	fi
+
+	# 3b. the block codec, row frame and encrypted frame fuzzer (test/fuzz),
+	# built with AddressSanitizer and UBSan against this server's headers:
+	# a short run of every mode, which fails if an encoding never came up
+	if [ -z "${TAP_TESTS_ONLY:-}" ]; then
+		step "fuzzer (test/fuzz, ASan and UBSan)"
+		fuzz_log=$(mktemp -t compspill-fuzz.XXXXXX)
+		make -C test/fuzz clean >/dev/null
+		make -C test/fuzz run PG_CONFIG="$PG_CONFIG" ITERATIONS=1000 \
+			MUTATIONS=100 2>&1 | tee "$fuzz_log"
+		fuzz_rc=${PIPESTATUS[0]}
+		if [ "$fuzz_rc" -eq 0 ] &&
+		   grep -Eq '^blockcodec fuzz: [0-9]+ passed, 0 failed' "$fuzz_log"; then
+			npassed=$((npassed + 1))
+		else
+			echo "run-tests: fuzzer failed (exit $fuzz_rc)"
+			nfailed=$((nfailed + 1))
+		fi
+		make -C test/fuzz clean >/dev/null
+		rm -f "$fuzz_log"
 	fi
 
 	# 4. pg_regress in a throw-away cluster
