@@ -232,6 +232,46 @@ CompSpillCompressorMemory(CompSpillCompressor *comp)
 }
 
 /*
+ * Return what the compressor's state for codec may still grow by, in
+ * bytes, up to what CompSpillCodecMemoryEstimate gives for it: the zstd
+ * decompression context until the first zstd frame read makes it, and
+ * when compressing the lz4 state until it exists and the zstd compression
+ * context, which grows with the blocks.  What is already held is measured,
+ * and not counted here.
+ */
+Size
+CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
+						  bool compressing)
+{
+	Size		total = 0;
+	bool		zstd = (codec == COMPSPILL_CODEC_ZSTD ||
+						codec == COMPSPILL_CODEC_AUTO);
+
+	if (zstd && comp->zdctx == NULL)
+		total += ZSTD_estimateDCtxSize();
+	if (!compressing)
+		return total;
+
+	if ((codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO) &&
+		comp->lz4state == NULL)
+		total += (Size) LZ4_sizeofState() + 64;
+	if (zstd)
+	{
+		ZSTD_compressionParameters cp;
+		Size		cctx;
+		Size		held;
+
+		(void) compspill_zstd_params(comp->zstd_level, comp->largest_block,
+									 comp->mem_limit, &cp);
+		cctx = ZSTD_estimateCCtxSize_usingCParams(cp);
+		held = comp->zcctx != NULL ? ZSTD_sizeof_CCtx(comp->zcctx) : 0;
+		if (cctx > held)
+			total += cctx - held;
+	}
+	return total;
+}
+
+/*
  * Return the worst-case compressed size of srclen bytes with codec.
  */
 Size

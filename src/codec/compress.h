@@ -25,6 +25,8 @@ extern void CompSpillCompressorSetMemLimit(CompSpillCompressor *comp,
 										   Size largest_block,
 										   int64 mem_limit);
 extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
+extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,
+									  CompSpillCodec codec, bool compressing);
 extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 										 Size largest_block, int64 mem_limit);
 extern Size CompSpillCompressBound(CompSpillCompressor *comp,

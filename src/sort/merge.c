@@ -523,7 +523,11 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 		map_reserve += runs[i].len;
 	map_reserve = CompSpillRunMapReserve(sp, map_reserve);
 
-	used = used_mem(arg) + map_reserve;
+	/*
+	 * So is the zstd decompression context until it exists: with codec =
+	 * auto, the first zstd frame read makes it, after the fan-in is set.
+	 */
+	used = used_mem(arg) + map_reserve + CompSpillOutsideGrowth(sp, false);
 	*fanin = compspill_fanin(m, allowed_mem, used, held);
 	*last_fanin = *fanin;
 	if (m->nruns > *fanin && !last_writes)

@@ -864,18 +864,6 @@ compspill_bound_runs(CompSpillSorter *s)
 }
 
 /*
- * Return what the spill's codec and cipher contexts may still grow by: up
- * to what was estimated for them (the zstd decompression context comes
- * with the first merge, the compression context grows with the blocks).
- */
-static int64
-compspill_outside_growth(CompSpillSorter *s)
-{
-	return Max(CompSpillOutsideMemoryEstimate(&s->settings) -
-			   CompSpillOutsideMemory(s->spill), 0);
-}
-
-/*
  * Write the datum path's values to the run being written, with its NULLs
  * first or last as the key says, and forget them.
  */
@@ -965,7 +953,7 @@ compspill_dump_run(CompSpillSorter *s)
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
 	compspill_measure(s);
-	s->writer_reserve = compspill_outside_growth(s);
+	s->writer_reserve = CompSpillOutsideGrowth(s->spill, true);
 	if (s->later_block_size > 0)
 	{
 		/* see compspill_start_spill: larger blocks from now on */

@@ -759,6 +759,20 @@ CompSpillOutsideMemory(CompSpill *sp)
 }
 
 /*
+ * Return what the spill's codec state may still grow by (see
+ * CompSpillCompressorGrowth), for writing and reading when compressing,
+ * else for reading only: memory that runs about to be written, or a merge
+ * about to read, must leave room for, since it comes with the first frame
+ * that needs it.
+ */
+int64
+CompSpillOutsideGrowth(CompSpill *sp, bool compressing)
+{
+	return (int64) CompSpillCompressorGrowth(sp->comp, sp->set.codec,
+											 compressing);
+}
+
+/*
  * Estimate what a spill with the given settings will hold outside its
  * memory contexts, and its lz4 state: for a reservation made before the
  * spill exists.

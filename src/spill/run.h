@@ -82,6 +82,7 @@ extern void CompSpillChooseSizes(const CompSpillSettings *set,
 extern int64 CompSpillWriterHeld(CompSpill *sp);
 extern int64 CompSpillOutsideMemory(CompSpill *sp);
 extern int64 CompSpillOutsideMemoryEstimate(const CompSpillSettings *set);
+extern int64 CompSpillOutsideGrowth(CompSpill *sp, bool compressing);
 
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,

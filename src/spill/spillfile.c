@@ -383,12 +383,15 @@ CompSpillFileBytesWritten(CompSpillFile *file)
 /*
  * Return the most memory the extent maps of streams holding bytes bytes in
  * all can take when they are written into space scattered over the file: a
- * range per extent.
+ * range per extent, in arrays that grow by a quarter at a time (see
+ * compspill_stream_extent), so up to a quarter more than they use.
  */
 int64
 CompSpillFileMapReserve(CompSpillFile *file, int64 bytes)
 {
-	return bytes / file->extent_size * (int64) sizeof(CompSpillExtentRange);
+	int64		ranges = bytes / file->extent_size + 1;
+
+	return (ranges + ranges / 4) * (int64) sizeof(CompSpillExtentRange);
 }
 
 /*
@@ -933,7 +936,14 @@ compspill_stream_extent(CompSpillFile *file, int64 idx)
 	{
 		if (ext->nranges >= ext->cap)
 		{
-			ext->cap = Max(ext->cap * 2, 4);
+			/*
+			 * Double a small map; grow a large one by a quarter, which
+			 * CompSpillFileMapReserve allows for: at the smallest work_mem
+			 * a spill of gigabytes has maps of hundreds of kB, and doubling
+			 * would hold up to twice what they use.
+			 */
+			ext->cap = ext->cap < 64 ? Max(ext->cap * 2, 4) :
+				ext->cap + ext->cap / 4;
 			if (ext->ranges == NULL)
 				ext->ranges = MemoryContextAlloc(file->cxt,
 												 sizeof(CompSpillExtentRange) * ext->cap);
