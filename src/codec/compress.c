@@ -68,6 +68,9 @@
 /* The zstd contexts take at most this fraction of the memory limit */
 #define COMPSPILL_ZSTD_SHARE		4
 
+/* What the palloc'd lz4 state takes, with its chunk's header */
+#define COMPSPILL_LZ4_STATE_MEM		((Size) LZ4_sizeofState() + 64)
+
 struct CompSpillCompressor
 {
 	int			zstd_level;		/* zstd compression level */
@@ -202,7 +205,7 @@ CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 	Size		total = 0;
 
 	if (codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO)
-		total += (Size) LZ4_sizeofState() + 64;
+		total += COMPSPILL_LZ4_STATE_MEM;
 	if (codec == COMPSPILL_CODEC_ZSTD || codec == COMPSPILL_CODEC_AUTO)
 	{
 		ZSTD_compressionParameters cp;
@@ -254,7 +257,7 @@ CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
 
 	if ((codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO) &&
 		comp->lz4state == NULL)
-		total += (Size) LZ4_sizeofState() + 64;
+		total += COMPSPILL_LZ4_STATE_MEM;
 	if (zstd)
 	{
 		ZSTD_compressionParameters cp;
