@@ -39,8 +39,9 @@ SELECT * FROM mem_peak('1MB', 'SELECT * FROM mem_t CROSS JOIN generate_series(1,
 -- 3.2 million rows at 1MB, in zstd row frames: the early merges and the
 -- passes make the zstd decompression context after they have set their
 -- fan-in, and the extent maps of the runs they write grow as the runs do;
--- both are reserved beforehand (0.5.0 peaked at 1035kB here, and with
--- codec = auto in row frames uncompressed, 740MB of them, at 1052kB)
+-- both are reserved beforehand (without that it peaked at 1035kB here,
+-- and with codec = auto in row frames uncompressed, 740MB of them, at
+-- 1052kB)
 SET compspill.codec = zstd;
 SET compspill.frame_kind = row;
 SELECT * FROM mem_peak('1MB', 'SELECT * FROM mem_t CROSS JOIN generate_series(1, 16) g ORDER BY t, id, g');

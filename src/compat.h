@@ -48,6 +48,21 @@
 #endif
 
 /*
+ * 18 put a tuple descriptor's compact attributes in front of its
+ * attributes: the bytes a descriptor of natts attributes takes (for the
+ * fuzzer, which makes descriptors outside the server).
+ */
+#if PG_VERSION_NUM >= 180000
+#define CompSpillTupleDescSize(natts) \
+	(offsetof(struct TupleDescData, compact_attrs) + \
+	 (natts) * (sizeof(CompactAttribute) + sizeof(FormData_pg_attribute)))
+#else
+#define CompSpillTupleDescSize(natts) \
+	(offsetof(struct TupleDescData, attrs) + \
+	 (natts) * sizeof(FormData_pg_attribute))
+#endif
+
+/*
  * 18 gave heap_form_minimal_tuple and heap_copy_minimal_tuple an argument
  * for extra space before the tuple; compspill never wants any.
  */

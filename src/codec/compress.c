@@ -194,6 +194,19 @@ compspill_zstd_params(int level, Size largest_block, int64 mem_limit,
 }
 
 /*
+ * Estimate what a zstd compression context takes at level for blocks of up
+ * to largest_block bytes within mem_limit (see compspill_zstd_params).
+ */
+static Size
+compspill_zstd_cctx_estimate(int level, Size largest_block, int64 mem_limit)
+{
+	ZSTD_compressionParameters cp;
+
+	(void) compspill_zstd_params(level, largest_block, mem_limit, &cp);
+	return ZSTD_estimateCCtxSize_usingCParams(cp);
+}
+
+/*
  * Estimate what the state of codec takes for an operation whose memory
  * limit is mem_limit: with zstd the two contexts, with lz4 its state, with
  * auto both.  The owner of a spill reserves it before the spill exists.
@@ -207,14 +220,9 @@ CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 	if (codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO)
 		total += COMPSPILL_LZ4_STATE_MEM;
 	if (codec == COMPSPILL_CODEC_ZSTD || codec == COMPSPILL_CODEC_AUTO)
-	{
-		ZSTD_compressionParameters cp;
-
-		(void) compspill_zstd_params(zstd_level, largest_block, mem_limit,
-									 &cp);
-		total += ZSTD_estimateCCtxSize_usingCParams(cp) +
+		total += compspill_zstd_cctx_estimate(zstd_level, largest_block,
+											  mem_limit) +
 			ZSTD_estimateDCtxSize();
-	}
 	return total;
 }
 
@@ -260,14 +268,12 @@ CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
 		total += COMPSPILL_LZ4_STATE_MEM;
 	if (zstd)
 	{
-		ZSTD_compressionParameters cp;
-		Size		cctx;
-		Size		held;
+		Size		cctx = compspill_zstd_cctx_estimate(comp->zstd_level,
+														comp->largest_block,
+														comp->mem_limit);
+		Size		held = comp->zcctx != NULL ?
+			ZSTD_sizeof_CCtx(comp->zcctx) : 0;
 
-		(void) compspill_zstd_params(comp->zstd_level, comp->largest_block,
-									 comp->mem_limit, &cp);
-		cctx = ZSTD_estimateCCtxSize_usingCParams(cp);
-		held = comp->zcctx != NULL ? ZSTD_sizeof_CCtx(comp->zcctx) : 0;
 		if (cctx > held)
 			total += cctx - held;
 	}

@@ -140,26 +140,10 @@ static const ColSpec specs[] = {
 #define COLHDR 40				/* bytes of a column header */
 #define MAX_ATTS 10
 
-/*
- * Bytes a tuple descriptor of natts attributes takes: from 18 on, the
- * compact attributes come first and the attributes follow them.
- */
-static size_t
-desc_size(int natts)
-{
-#if PG_VERSION_NUM >= 180000
-	return offsetof(struct TupleDescData, compact_attrs) +
-		natts * (sizeof(CompactAttribute) + sizeof(FormData_pg_attribute));
-#else
-	return offsetof(struct TupleDescData, attrs) +
-		natts * sizeof(FormData_pg_attribute);
-#endif
-}
-
 static TupleDesc
 make_desc(int natts, const int *kinds)
 {
-	TupleDesc	desc = calloc(1, desc_size(natts + 1));
+	TupleDesc	desc = calloc(1, CompSpillTupleDescSize(natts + 1));
 
 	desc->natts = natts;
 	for (int a = 0; a < natts; a++)
