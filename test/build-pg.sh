@@ -19,7 +19,13 @@
 # two cores).  The installation is also linked as /usr/lib/postgresql/<major>,
 # where postgresql-common's pg_virtualenv looks for a major's binaries.
 #
-# Usage: test/build-pg.sh [VERSION]	(a release such as 18.6, or a major: 18)
+# With --cassert the server is configured with --enable-cassert (assertions,
+# freed-memory clobbering, slot and node-type checks) and -O1, into
+# postgresql-<version>-cassert beside the production build.  The test suite
+# runs on the assert-enabled build; the benchmark keeps the production one.
+# Whichever was named last is linked as /usr/lib/postgresql/<major>.
+#
+# Usage: test/build-pg.sh [--cassert] [VERSION]	(a release such as 18.6, or a major: 18)
 # Prints the installation's pg_config path as its last line.
 #
 # Environment:
@@ -36,6 +42,11 @@ declare -A SHA256=(
 	[18.6]=555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f
 )
 
+CASSERT=
+if [ "${1:-}" = --cassert ]; then
+	CASSERT=1
+	shift
+fi
 VERSION=${1:-18}
 if [[ $VERSION != *.* ]]; then
 	# a major: the release of it that the table above knows
@@ -46,7 +57,7 @@ fi
 MAJOR=${VERSION%%.*}
 SOURCES=${COMPSPILL_PG_SOURCES:-$(cd .. && pwd)/shared/pg}
 CACHE=${COMPSPILL_PG_CACHE:-/var/cache/compspill}
-PREFIX=$CACHE/postgresql-$VERSION
+PREFIX=$CACHE/postgresql-$VERSION${CASSERT:+-cassert}
 STAMP=$PREFIX/.compspill-built
 TARBALL=$SOURCES/postgresql-${MAJOR}_$VERSION.orig.tar.bz2
 NPROC=$(nproc 2>/dev/null || echo 2)
@@ -97,7 +108,14 @@ fi
 work=$(mktemp -d -t compspill-pg-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-echo "build-pg: building PostgreSQL $VERSION into $PREFIX (make -j$NPROC)"
+echo "build-pg: building PostgreSQL $VERSION${CASSERT:+ (assertions enabled)} into $PREFIX (make -j$NPROC)"
+if [ -n "$CASSERT" ]; then
+	config_extra=(--enable-cassert)
+	cflags='-O1'
+else
+	config_extra=()
+	cflags='-O2'
+fi
 tar -xjf "$TARBALL" -C "$work"
 src=$work/postgresql-$VERSION
 log=$work/build.log
@@ -105,14 +123,17 @@ log=$work/build.log
 	cd "$src"
 	./configure --prefix="$PREFIX" --enable-debug --enable-tap-tests \
 		--with-openssl --with-icu --with-libxml --with-lz4 --with-zstd \
-		CFLAGS='-O2' >"$log" 2>&1
+		"${config_extra[@]}" CFLAGS="$cflags" >"$log" 2>&1
 	make -j"$NPROC" -s >>"$log" 2>&1
 	make -j"$NPROC" -s -C contrib/pg_stat_statements >>"$log" 2>&1
 	make -j"$NPROC" -s -C contrib/auto_explain >>"$log" 2>&1
+	make -j"$NPROC" -s -C src/test/isolation >>"$log" 2>&1
 	$SUDO rm -rf "$PREFIX"
 	$SUDO make -s install >>"$log" 2>&1
 	$SUDO make -s -C contrib/pg_stat_statements install >>"$log" 2>&1
 	$SUDO make -s -C contrib/auto_explain install >>"$log" 2>&1
+	# pg_isolation_regress and isolationtester, for the isolation specs
+	$SUDO make -s -C src/test/isolation install >>"$log" 2>&1
 ) || {
 	echo "build-pg: build failed; last lines of the log:" >&2
 	tail -n 60 "$log" >&2

@@ -48,8 +48,12 @@
 
 #include "compspill.h"
 #include "nodes/ctenode.h"
+#include "nodes/epq.h"
 #include "nodes/explain.h"
 #include "nodes/nodestore.h"
+
+/* how the read positions of a CTE's other scans may move */
+#define COMPSPILL_CTE_POS_EFLAGS	(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)
 
 typedef struct CompSpillCteState
 {
@@ -61,7 +65,7 @@ typedef struct CompSpillCteState
 	PlanState  *cteplanstate;	/* the CTE's subplan */
 	struct CompSpillCteState *leader;	/* the scan holding the store */
 	int			readptr;		/* this scan's read position */
-	TupleTableSlot *slot;		/* rows read: minimal tuples */
+	TupleTableSlot *slot;		/* the scan slot: minimal tuples */
 
 	/* the leader's */
 	CompSpillSettings settings;
@@ -189,19 +193,15 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 
 	state->cteplanstate = list_nth(estate->es_subplanstates,
 								   state->cte_plan_id - 1);
-	state->slot = ExecAllocTableSlot(&estate->es_tupleTable,
-									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-									 &TTSOpsMinimalTuple);
 
 	/*
-	 * Rows come in a minimal-tuple slot, not the virtual scan slot that
-	 * ExecInitCustomScan assumed when it compiled the quals and the
-	 * projection, and the Vars are the CTE's, not INDEX_VAR: say so, and
-	 * compile them again, so that they deform the tuples they read.
+	 * Rows come in a minimal-tuple scan slot, not the virtual one that
+	 * ExecInitCustomScan made when it compiled the quals and the
+	 * projection, and the Vars are the CTE's, not INDEX_VAR: make the slot
+	 * and compile them again, so that they deform the tuples they read.
 	 */
-	node->ss.ps.scanops = &TTSOpsMinimalTuple;
-	node->ss.ps.scanopsfixed = true;
-	node->ss.ps.scanopsset = true;
+	CompSpillScanSlotInit(&node->ss, estate);
+	state->slot = node->ss.ss_ScanTupleSlot;
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->cte_rti);
 
@@ -221,11 +221,20 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	else
 	{
+		/*
+		 * Another scan of the CTE holds the store.  In an EvalPlanQual
+		 * recheck that is the scan of the plan being rechecked, whose store
+		 * may be made already: this scan's position is added to it then,
+		 * at its first row, as native's read pointer is.
+		 */
 		state->leader = (CompSpillCteState *) DatumGetPointer(prm->value);
 		if (!IsA(state->leader, CustomScanState) ||
 			state->leader->css.methods != &compspill_cte_exec_methods)
 			elog(ERROR, "CTE scans of one CTE are not all compspill scans");
 		state->readptr = state->leader->npos++;
+		if (CompSpillNodeStoreMade(&state->leader->ns))
+			CompSpillNodeStoreAddPos(&state->leader->ns, state->readptr,
+									 COMPSPILL_CTE_POS_EFLAGS);
 	}
 }
 
@@ -253,17 +262,21 @@ compspill_cte_next(ScanState *ss)
 	if (!CompSpillNodeStoreMade(&leader->ns))
 		CompSpillNodeStoreMake(&leader->ns, leader->slot->tts_tupleDescriptor,
 							   &leader->settings, leader->npos,
-							   EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD, "CTE");
+							   COMPSPILL_CTE_POS_EFLAGS, "CTE");
 	return CompSpillNodeStoreNext(&leader->ns, state->readptr, forward, true,
 								  state->slot, compspill_cte_source, leader);
 }
 
-/* Nothing to recheck: the rows come from the CTE as they are */
+/*
+ * Under an EvalPlanQual recheck, put the row the recheck has for the CTE
+ * in the scan slot, as native's scan returns it (epq.c).
+ */
 static bool
-compspill_cte_recheck(ScanState *ss pg_attribute_unused(),
-					  TupleTableSlot *slot pg_attribute_unused())
+compspill_cte_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	CompSpillCteState *state = (CompSpillCteState *) ss;
+
+	return CompSpillEpqScanFetch(ss, state->cte_rti, slot, compspill_cte_next);
 }
 
 /*

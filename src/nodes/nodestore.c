@@ -67,6 +67,29 @@ CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 										what);
 }
 
+/*
+ * Add a read position, at the first row, to a store already made; it gets
+ * the number the caller has counted to (the store's positions so far).
+ */
+void
+CompSpillNodeStoreAddPos(CompSpillNodeStore *ns, int ptr, int extra_eflags)
+{
+	int			got;
+
+	Assert(CompSpillNodeStoreMade(ns));
+	if (ns->store)
+		got = CompSpillStoreAddPos(ns->store);
+	else
+	{
+		got = tuplestore_alloc_read_pointer(ns->tstore, extra_eflags);
+		tuplestore_select_read_pointer(ns->tstore, got);
+		tuplestore_rescan(ns->tstore);
+	}
+	if (got != ptr)
+		elog(ERROR, "unexpected compspill store read position %d, expected %d",
+			 got, ptr);
+}
+
 /* Has read position ptr found the store's end going forward? */
 static bool
 compspill_ns_at_eof(CompSpillNodeStore *ns, int ptr)

@@ -50,6 +50,8 @@ extern void CompSpillNodeStoreInit(CompSpillNodeStore *ns, bool native,
 extern void CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 								   CompSpillSettings *settings, int npos,
 								   int extra_eflags, const char *what);
+extern void CompSpillNodeStoreAddPos(CompSpillNodeStore *ns, int ptr,
+									 int extra_eflags);
 extern TupleTableSlot *CompSpillNodeStoreNext(CompSpillNodeStore *ns, int ptr,
 											  bool forward, bool copy,
 											  TupleTableSlot *slot,

@@ -17,6 +17,9 @@
  * through an executor parameter: the unions of the statement are noted
  * first, so that each scan met is replaced together with its union.
  *
+ * CTEs and recursive CTEs that return a column of type record stay native
+ * (see compspill_has_record_column).
+ *
  * One kind of Sort is left alone: a Sort that will be told a tuple bound
  * at run time.  A Limit node passes its bound down through a fixed set of
  * node types (see ExecSetTupleBound in execProcnode.c), and only a native
@@ -32,7 +35,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
 #include "optimizer/planner.h"
 
@@ -164,6 +169,27 @@ compspill_union_of(CompSpillRewrite *cx, int wt_param)
 }
 
 /*
+ * Does a CTE's or a recursive union's targetlist return a column of type
+ * record?  Such a CTE's scans stay native: EXPLAIN VERBOSE names a field
+ * of a record column of a CTE from the plan of a native CTE or WorkTable
+ * Scan only (ruleutils.c's get_name_for_var_field, which asserts as much).
+ */
+static bool
+compspill_has_record_column(List *targetlist)
+{
+	ListCell   *lc;
+
+	foreach(lc, targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (!tle->resjunk && exprType((Node *) tle->expr) == RECORDOID)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Rewrite the sorts below plan and return the (possibly replaced) node.
  *
  * "bounded" says whether a Limit above may hand this node a tuple bound
@@ -259,18 +285,28 @@ compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded)
 		return compspill_count_disabled(CompSpillMakeMaterialNode((Material *) plan));
 	if (IsA(plan, CteScan))
 	{
-		Plan	   *cte = CompSpillMakeCteNode((CteScan *) plan, cx->stmt);
+		CteScan    *cscan = (CteScan *) plan;
+		Plan	   *cteplan = list_nth(cx->stmt->subplans, cscan->ctePlanId - 1);
+		Plan	   *cte;
 
+		if (compspill_has_record_column(cteplan->targetlist))
+			return plan;
+		cte = CompSpillMakeCteNode(cscan, cx->stmt);
 		return cte ? cte : plan;
 	}
 
 	/*
 	 * A recursive union and its work table scans together: every union of
 	 * the statement was noted by a walk that reaches every node this one
-	 * does, so each scan met finds its union, and each union is replaced.
+	 * does, so each scan met finds its union, and each union is replaced,
+	 * or with its scans left native.
 	 */
 	if (IsA(plan, RecursiveUnion))
+	{
+		if (compspill_has_record_column(plan->targetlist))
+			return plan;
 		return compspill_count_disabled(CompSpillMakeRecursiveUnionNode((RecursiveUnion *) plan));
+	}
 	if (IsA(plan, WorkTableScan))
 	{
 		WorkTableScan *wts = (WorkTableScan *) plan;
@@ -279,6 +315,8 @@ compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded)
 		if (ru == NULL)
 			elog(ERROR, "no recursive union for work table parameter %d",
 				 wts->wtParam);	/* the planner never makes one */
+		if (compspill_has_record_column(ru->plan.targetlist))
+			return plan;
 		return CompSpillMakeWorkTableNode(wts, ru);
 	}
 

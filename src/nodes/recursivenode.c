@@ -39,11 +39,11 @@
  *
  * The scan is a scan node over the CTE's range table entry, as the CTE
  * Scan node is (ctenode.c): quals and targetlist keep the entry's Vars,
- * custom_scan_tlist lists its columns.  Its righttree, never executed nor
- * shown, is the union's non-recursive term: EXPLAIN VERBOSE deparses a
- * field of a record column of the work table (the "*DEPTH*" of SEARCH
- * BREADTH FIRST) from the plan there, as it finds native's through the
- * RecursiveUnion.
+ * custom_scan_tlist lists its columns, and an EvalPlanQual recheck is
+ * answered as a native scan answers it (epq.c).  A recursive CTE with a
+ * column of type record (the "*DEPTH*" of SEARCH BREADTH FIRST) stays
+ * native: EXPLAIN VERBOSE names a field of such a column from the plan of
+ * the native node only (see CompSpillHasRecordColumn).
  *
  * IDENTIFICATION
  *	  src/nodes/recursivenode.c
@@ -62,6 +62,7 @@
 #include "utils/tuplestore.h"
 
 #include "compspill.h"
+#include "nodes/epq.h"
 #include "nodes/explain.h"
 #include "nodes/recursivenode.h"
 #include "sort/store.h"
@@ -110,8 +111,8 @@ typedef struct CompSpillWorkTableState
 	int			wt_param;
 	Index		rti;			/* the CTE's range table entry */
 	CompSpillRecursiveState *ru;	/* found on first read */
-	TupleTableSlot *slot;		/* rows read: minimal tuples */
-	bool		exprs_ready;	/* quals and projection compiled */
+	TupleTableSlot *slot;		/* the scan slot: minimal tuples */
+	bool		projection_ready;	/* the projection compiled */
 } CompSpillWorkTableState;
 
 static Node *compspill_ru_create_state(CustomScan *cscan);
@@ -235,8 +236,6 @@ CompSpillMakeWorkTableNode(WorkTableScan *wts, RecursiveUnion *ru)
 	cscan->scan.plan = wts->scan.plan;
 	cscan->scan.plan.type = T_CustomScan;
 	cscan->scan.scanrelid = 0;
-	/* for EXPLAIN VERBOSE only, see the file's header */
-	cscan->scan.plan.righttree = outerPlan(&ru->plan);
 	cscan->flags = 0;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
@@ -607,28 +606,25 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
 	Assert(!(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)));
 	state->wt_param = intVal(linitial(cscan->custom_private));
 	state->rti = (Index) intVal(lsecond(cscan->custom_private));
-	state->slot = ExecAllocTableSlot(&estate->es_tupleTable,
-									 node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-									 &TTSOpsMinimalTuple);
 
 	/*
-	 * Rows come in a minimal-tuple slot and the Vars are the CTE's, as in
-	 * the CTE Scan node: the quals and projection are compiled for that,
-	 * on the first read, as native's are.  Whether there is a projection
+	 * Rows come in a minimal-tuple scan slot and the Vars are the CTE's,
+	 * as in the CTE Scan node.  The quals are compiled for that here and
+	 * the projection on the first read, as native's are, so that EXPLAIN
+	 * lists the SubPlans of the quals under the scan, and those of the
+	 * targetlist only once it has run.  Whether there is a projection
 	 * decides what kind of slot the scan returns, which the parent reads
 	 * when it starts, after this: the projection is set up here for that
 	 * decision, then dropped with the SubPlans registered by it and by
-	 * ExecInitCustomScan's compilation for a virtual slot, so that plain
-	 * EXPLAIN lists no SubPlan under the scan, as for native's.
+	 * ExecInitCustomScan's compilation for a virtual slot.
 	 */
-	node->ss.ps.scanops = &TTSOpsMinimalTuple;
-	node->ss.ps.scanopsfixed = true;
-	node->ss.ps.scanopsset = true;
+	CompSpillScanSlotInit(&node->ss, estate);
+	state->slot = node->ss.ss_ScanTupleSlot;
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
-	node->ss.ps.qual = NULL;
 	node->ss.ps.ps_ProjInfo = NULL;
 	node->ss.ps.subPlan = NIL;
-	state->exprs_ready = false;
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	state->projection_ready = false;
 }
 
 /*
@@ -669,12 +665,16 @@ compspill_wt_next(ScanState *ss)
 	return state->slot;
 }
 
-/* Nothing to recheck: the rows come from the union as they are */
+/*
+ * Under an EvalPlanQual recheck, put the row the recheck has for the work
+ * table in the scan slot, as native's scan returns it (epq.c).
+ */
 static bool
-compspill_wt_recheck(ScanState *ss pg_attribute_unused(),
-					 TupleTableSlot *slot pg_attribute_unused())
+compspill_wt_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
+
+	return CompSpillEpqScanFetch(ss, state->rti, slot, compspill_wt_next);
 }
 
 /*
@@ -686,11 +686,10 @@ compspill_wt_exec(CustomScanState *node)
 {
 	CompSpillWorkTableState *state = (CompSpillWorkTableState *) node;
 
-	if (!state->exprs_ready)
+	if (!state->projection_ready)
 	{
-		node->ss.ps.qual = ExecInitQual(node->ss.ps.plan->qual, &node->ss.ps);
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
-		state->exprs_ready = true;
+		state->projection_ready = true;
 	}
 	return ExecScan(&node->ss, compspill_wt_next, compspill_wt_recheck);
 }

@@ -759,6 +759,22 @@ CompSpillStoreCopyPos(CompSpillStore *st, int from, int to)
 	st->pos[to] = st->pos[from];
 }
 
+/*
+ * Add a read position at the first row and return its number (a scan of a
+ * CTE that starts after the store was made: an EvalPlanQual recheck's).
+ * Only for stores that still hold their first row.
+ */
+int
+CompSpillStoreAddPos(CompSpillStore *st)
+{
+	if (st->mem_trimmed > 0 || st->run_base > 0)
+		elog(ERROR, "compspill store has forgotten rows a new read position needs");
+	st->pos = repalloc(st->pos, sizeof(CompSpillStorePos) * (st->npos + 1));
+	st->pos[st->npos].current = 0;
+	st->pos[st->npos].eof_reached = false;
+	return st->npos++;
+}
+
 /* Has the store gone to disk? */
 bool
 CompSpillStoreSpilled(CompSpillStore *st)

@@ -42,6 +42,7 @@ extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpill *sp,
 												  int npos);
 extern void CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot,
 							  int active);
+extern int	CompSpillStoreAddPos(CompSpillStore *st);
 extern void CompSpillStorePutValues(CompSpillStore *st, Datum *values,
 									bool *isnull);
 extern void CompSpillStoreEndWrites(CompSpillStore *st);
