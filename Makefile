@@ -46,6 +46,12 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 
 REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte recursive dml cursors prepared parallel explain verbose settings codecs encryption multipass extreme tempfiles memory upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
+# the isolation suite (specs/*.spec, expected/iso_*.out): run once as it is
+# and once with PGOPTIONS='-c compspill.enabled=off', against the same
+# expected files, which hold native PostgreSQL's output; iso_setup first
+ISOLATION = iso_setup iso_cte iso_recursive iso_material iso_mergejoin \
+	iso_lockrows iso_merge iso_serial
+ISOLATION_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
@@ -67,3 +73,8 @@ SHLIB_LINK += -llz4 -lzstd -lcrypto
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# the isolation suite alone (make installcheck runs it after pg_regress)
+.PHONY: isolationcheck
+isolationcheck:
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
