@@ -11,7 +11,7 @@ OBJS = \
 	src/nodes/ctenode.o \
 	src/nodes/recursivenode.o \
 	src/nodes/nodestore.o \
-	src/nodes/epq.o \
+	src/nodes/rowscan.o \
 	src/nodes/explain.o \
 	src/sort/sorter.o \
 	src/sort/merge.o \

@@ -48,13 +48,16 @@ SELECT compare_recursive($q$WITH RECURSIVE r(n, d, h) AS (SELECT 0, 0, md5('0') 
 -- UNION whose non-recursive term has duplicates
 SELECT compare_recursive($q$WITH RECURSIVE r(n, s) AS (SELECT g % 500, repeat('v', 30) FROM generate_series(1, 3000) g UNION SELECT (n * 7 + 1) % 3000, s FROM r) SELECT * FROM r$q$, 'spill') AS union_duplicates;
 
--- SEARCH DEPTH FIRST and BREADTH FIRST, in the order they give
+-- SEARCH DEPTH FIRST and BREADTH FIRST, in the order they give; BREADTH
+-- FIRST's ordering column is a record, so that recursive CTE stays native
+-- (EXPLAIN VERBOSE can name a field of a CTE's record column only from the
+-- native scan's plan): the check says so
 SELECT compare_recursive($q$WITH RECURSIVE w(n, p) AS (SELECT 1, repeat('d', 20) UNION ALL SELECT t.dst, w.p FROM w JOIN rg_tree t ON t.src = w.n WHERE t.dst < 16384) SEARCH DEPTH FIRST BY n SET ord SELECT n, p, ord FROM w ORDER BY ord$q$, 'spill', 'ordered') AS search_depth;
 SELECT compare_recursive($q$WITH RECURSIVE w(n, p) AS (SELECT 1, repeat('b', 20) UNION ALL SELECT t.dst, w.p FROM w JOIN rg_tree t ON t.src = w.n WHERE t.dst < 16384) SEARCH BREADTH FIRST BY n SET ord SELECT n, p, ord FROM w ORDER BY ord$q$, 'spill', 'ordered') AS search_breadth;
 -- CYCLE marks the row that closes a cycle and stops there
 SELECT compare_recursive($q$WITH RECURSIVE w(n, d) AS (SELECT 0, 0 UNION ALL SELECT s.dst, w.d + 1 FROM w JOIN rg_small s ON s.src = w.n WHERE w.d < 14) CYCLE n SET is_cycle USING path SELECT * FROM w$q$, 'spill') AS cycle_clause;
 SELECT compare_recursive($q$WITH RECURSIVE w(n, d) AS (SELECT 0, 0 UNION ALL SELECT s.dst, w.d + 1 FROM w JOIN rg_small s ON s.src = w.n WHERE w.d < 14) CYCLE n SET is_cycle TO 'y' DEFAULT 'n' USING path SELECT n, d, is_cycle FROM w WHERE is_cycle = 'y'$q$, 'spill') AS cycle_marked;
--- SEARCH and CYCLE together
+-- SEARCH and CYCLE together (BREADTH FIRST: native, as above)
 SELECT compare_recursive($q$WITH RECURSIVE w(n, d) AS (SELECT 0, 0 UNION ALL SELECT s.dst, w.d + 1 FROM w JOIN rg_small s ON s.src = w.n WHERE w.d < 13) SEARCH BREADTH FIRST BY n SET ord CYCLE n SET is_cycle USING path SELECT * FROM w ORDER BY ord, path$q$, 'spill', 'ordered') AS search_and_cycle;
 
 -- text, bytea, numeric and NULL columns carried through the iterations

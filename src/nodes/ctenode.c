@@ -20,16 +20,12 @@
  * plan and every subplan).  With compspill.enabled off at executor start,
  * the leader makes a PostgreSQL tuplestore instead and the scans read that.
  *
- * A CTE Scan is a scan node: its quals and targetlist refer to the CTE's
- * columns as Vars of its range table entry.  The node keeps them so: the
- * executor reads a Var of any ordinary range table index from the scan
- * tuple, and EXPLAIN VERBOSE deparses them, whole-row Vars included, from
- * the range table exactly as it does a native CTE Scan's (INDEX_VAR
- * references would have no entry for a whole-row Var).  custom_scan_tlist
- * gives the scan tuple's columns: those the CTE returns, without the
- * resjunk columns (sort keys, say) its plan may carry at the end.  Rows are
- * stored without them, so that a whole-row Var of the CTE is what native's
- * junk filter makes of it.
+ * A CTE Scan is a scan node of the CTE's range table entry: rowscan.c
+ * makes its scan tuple (the columns the CTE returns, without the resjunk
+ * columns, sort keys say, its plan may carry at the end), refers its
+ * quals and targetlist to it, and answers EvalPlanQual rechecks as a
+ * native scan does.  Rows are stored without the junk columns, so that a
+ * whole-row Var of the CTE is what native's junk filter makes of it.
  *
  * IDENTIFICATION
  *	  src/nodes/ctenode.c
@@ -48,9 +44,9 @@
 
 #include "compspill.h"
 #include "nodes/ctenode.h"
-#include "nodes/epq.h"
 #include "nodes/explain.h"
 #include "nodes/nodestore.h"
+#include "nodes/rowscan.h"
 
 /* how the read positions of a CTE's other scans may move */
 #define COMPSPILL_CTE_POS_EFLAGS	(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD)
@@ -65,7 +61,7 @@ typedef struct CompSpillCteState
 	PlanState  *cteplanstate;	/* the CTE's subplan */
 	struct CompSpillCteState *leader;	/* the scan holding the store */
 	int			readptr;		/* this scan's read position */
-	TupleTableSlot *slot;		/* the scan slot: minimal tuples */
+	CompSpillRowScan rs;		/* its rows and scan tuples */
 
 	/* the leader's */
 	CompSpillSettings settings;
@@ -152,9 +148,8 @@ CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt)
 	cscan->custom_private = list_make3(makeInteger(cte->ctePlanId),
 									   makeInteger(cte->cteParam),
 									   makeInteger((int) rti));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = bms_make_singleton(rti);
 	cscan->methods = &compspill_cte_scan_methods;
+	CompSpillRowScanPlan(cscan, rti, scan_tlist);
 
 	return (Plan *) cscan;
 }
@@ -195,15 +190,14 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 								   state->cte_plan_id - 1);
 
 	/*
-	 * Rows come in a minimal-tuple scan slot, not the virtual one that
-	 * ExecInitCustomScan made when it compiled the quals and the
-	 * projection, and the Vars are the CTE's, not INDEX_VAR: make the slot
-	 * and compile them again, so that they deform the tuples they read.
+	 * The scan slot is not the virtual one ExecInitCustomScan compiled the
+	 * quals and the projection for: compile them again, in its order,
+	 * dropping the SubPlans the first compilation registered.
 	 */
-	CompSpillScanSlotInit(&node->ss, estate);
-	state->slot = node->ss.ss_ScanTupleSlot;
+	CompSpillRowScanBegin(&state->rs, &node->ss, estate, state->cte_rti);
+	node->ss.ps.subPlan = NIL;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->cte_rti);
 
 	prm = &estate->es_param_exec_vals[state->cte_param];
 	if (prm->execPlan != NULL)
@@ -253,30 +247,41 @@ compspill_cte_source(void *arg)
  * CTE move the store's block on.
  */
 static TupleTableSlot *
-compspill_cte_next(ScanState *ss)
+compspill_cte_next_row(ScanState *ss)
 {
 	CompSpillCteState *state = (CompSpillCteState *) ss;
 	CompSpillCteState *leader = state->leader;
 	bool		forward = ScanDirectionIsForward(ss->ps.state->es_direction);
 
 	if (!CompSpillNodeStoreMade(&leader->ns))
-		CompSpillNodeStoreMake(&leader->ns, leader->slot->tts_tupleDescriptor,
+		CompSpillNodeStoreMake(&leader->ns,
+							   leader->rs.rowslot->tts_tupleDescriptor,
 							   &leader->settings, leader->npos,
 							   COMPSPILL_CTE_POS_EFLAGS, "CTE");
 	return CompSpillNodeStoreNext(&leader->ns, state->readptr, forward, true,
-								  state->slot, compspill_cte_source, leader);
+								  state->rs.rowslot, compspill_cte_source,
+								  leader);
+}
+
+/* Return the scan tuple of the scan's next row */
+static TupleTableSlot *
+compspill_cte_next(ScanState *ss)
+{
+	CompSpillCteState *state = (CompSpillCteState *) ss;
+
+	return CompSpillRowScanStore(&state->rs, ss, compspill_cte_next_row(ss));
 }
 
 /*
  * Under an EvalPlanQual recheck, put the row the recheck has for the CTE
- * in the scan slot, as native's scan returns it (epq.c).
+ * in the scan slot, as native's scan does (rowscan.c).
  */
 static bool
-compspill_cte_recheck(ScanState *ss, TupleTableSlot *slot)
+compspill_cte_recheck(ScanState *ss, TupleTableSlot *slot pg_attribute_unused())
 {
 	CompSpillCteState *state = (CompSpillCteState *) ss;
 
-	return CompSpillEpqScanFetch(ss, state->cte_rti, slot, compspill_cte_next);
+	return CompSpillRowScanRecheck(&state->rs, ss, compspill_cte_next_row);
 }
 
 /*
@@ -296,7 +301,7 @@ compspill_cte_end(CustomScanState *node)
 {
 	CompSpillCteState *state = (CompSpillCteState *) node;
 
-	ExecClearTuple(state->slot);
+	ExecClearTuple(state->rs.rowslot);
 	if (state->leader == state)
 		CompSpillNodeStoreRelease(&state->ns);
 }
@@ -312,7 +317,7 @@ compspill_cte_rescan(CustomScanState *node)
 	CompSpillCteState *state = (CompSpillCteState *) node;
 	CompSpillCteState *leader = state->leader;
 
-	ExecClearTuple(state->slot);
+	ExecClearTuple(state->rs.rowslot);
 	ExecScanReScan(&node->ss);
 
 	if (leader->cteplanstate->chgParam != NULL)

@@ -37,10 +37,10 @@
  * When compspill.enabled is off at executor start (a cached plan), the
  * union keeps native's two tuplestores and the scan reads them.
  *
- * The scan is a scan node over the CTE's range table entry, as the CTE
- * Scan node is (ctenode.c): quals and targetlist keep the entry's Vars,
- * custom_scan_tlist lists its columns, and an EvalPlanQual recheck is
- * answered as a native scan answers it (epq.c).  A recursive CTE with a
+ * The scan is a scan node of the CTE's range table entry, as the CTE
+ * Scan node is (ctenode.c): rowscan.c makes its scan tuple, refers its
+ * quals and targetlist to it, and answers EvalPlanQual rechecks as a
+ * native scan does.  A recursive CTE with a
  * column of type record (the "*DEPTH*" of SEARCH BREADTH FIRST) stays
  * native: EXPLAIN VERBOSE names a field of such a column from the plan of
  * the native node only (see CompSpillHasRecordColumn).
@@ -62,9 +62,9 @@
 #include "utils/tuplestore.h"
 
 #include "compspill.h"
-#include "nodes/epq.h"
 #include "nodes/explain.h"
 #include "nodes/recursivenode.h"
+#include "nodes/rowscan.h"
 #include "sort/store.h"
 
 /* the store's one read position: the work table scan's */
@@ -111,7 +111,7 @@ typedef struct CompSpillWorkTableState
 	int			wt_param;
 	Index		rti;			/* the CTE's range table entry */
 	CompSpillRecursiveState *ru;	/* found on first read */
-	TupleTableSlot *slot;		/* the scan slot: minimal tuples */
+	CompSpillRowScan rs;		/* its rows and scan tuples */
 	bool		projection_ready;	/* the projection compiled */
 } CompSpillWorkTableState;
 
@@ -241,9 +241,8 @@ CompSpillMakeWorkTableNode(WorkTableScan *wts, RecursiveUnion *ru)
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = list_make2(makeInteger(wts->wtParam),
 									   makeInteger((int) rti));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = bms_make_singleton(rti);
 	cscan->methods = &compspill_wt_scan_methods;
+	CompSpillRowScanPlan(cscan, rti, scan_tlist);
 
 	return (Plan *) cscan;
 }
@@ -618,9 +617,8 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
 	 * decision, then dropped with the SubPlans registered by it and by
 	 * ExecInitCustomScan's compilation for a virtual slot.
 	 */
-	CompSpillScanSlotInit(&node->ss, estate);
-	state->slot = node->ss.ss_ScanTupleSlot;
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
+	CompSpillRowScanBegin(&state->rs, &node->ss, estate, state->rti);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
 	node->ss.ps.ps_ProjInfo = NULL;
 	node->ss.ps.subPlan = NIL;
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
@@ -633,7 +631,7 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
  * iteration now running).
  */
 static TupleTableSlot *
-compspill_wt_next(ScanState *ss)
+compspill_wt_next_row(ScanState *ss)
 {
 	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
 	CompSpillRecursiveState *ru = state->ru;
@@ -654,27 +652,36 @@ compspill_wt_next(ScanState *ss)
 	if (ru->native)
 	{
 		(void) tuplestore_gettupleslot(ru->working_table, true, false,
-									   state->slot);
-		return state->slot;
+									   state->rs.rowslot);
+		return state->rs.rowslot;
 	}
 	if (ru->store == NULL ||
 		CompSpillStoreTell(ru->store, COMPSPILL_WT_POS) >= ru->work_end)
-		return ExecClearTuple(state->slot);
-	(void) CompSpillStoreGet(ru->store, COMPSPILL_WT_POS, true, state->slot,
+		return ExecClearTuple(state->rs.rowslot);
+	(void) CompSpillStoreGet(ru->store, COMPSPILL_WT_POS, true, state->rs.rowslot,
 							 true);
-	return state->slot;
+	return state->rs.rowslot;
 }
 
 /*
  * Under an EvalPlanQual recheck, put the row the recheck has for the work
- * table in the scan slot, as native's scan returns it (epq.c).
+ * table in the scan slot, as native's scan returns it (rowscan.c).
  */
 static bool
-compspill_wt_recheck(ScanState *ss, TupleTableSlot *slot)
+compspill_wt_recheck(ScanState *ss, TupleTableSlot *slot pg_attribute_unused())
 {
 	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
 
-	return CompSpillEpqScanFetch(ss, state->rti, slot, compspill_wt_next);
+	return CompSpillRowScanRecheck(&state->rs, ss, compspill_wt_next_row);
+}
+
+/* Return the scan tuple of the scan's next row */
+static TupleTableSlot *
+compspill_wt_next(ScanState *ss)
+{
+	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
+
+	return CompSpillRowScanStore(&state->rs, ss, compspill_wt_next_row(ss));
 }
 
 /*
@@ -688,7 +695,7 @@ compspill_wt_exec(CustomScanState *node)
 
 	if (!state->projection_ready)
 	{
-		ExecAssignScanProjectionInfoWithVarno(&node->ss, state->rti);
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
 		state->projection_ready = true;
 	}
 	return ExecScan(&node->ss, compspill_wt_next, compspill_wt_recheck);
@@ -700,7 +707,7 @@ compspill_wt_exec(CustomScanState *node)
 static void
 compspill_wt_end(CustomScanState *node)
 {
-	ExecClearTuple(((CompSpillWorkTableState *) node)->slot);
+	ExecClearTuple(((CompSpillWorkTableState *) node)->rs.rowslot);
 }
 
 /*
@@ -712,7 +719,7 @@ compspill_wt_rescan(CustomScanState *node)
 	CompSpillWorkTableState *state = (CompSpillWorkTableState *) node;
 	CompSpillRecursiveState *ru = state->ru;
 
-	ExecClearTuple(state->slot);
+	ExecClearTuple(state->rs.rowslot);
 	ExecScanReScan(&node->ss);
 	if (ru == NULL)
 		return;
