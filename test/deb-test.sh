@@ -195,7 +195,7 @@ set +e
 (
 	cd "$src" &&
 	pg_virtualenv -t -v "$PGVERSION" \
-		make installcheck TAP_TESTS= PG_CONFIG="$PG_CONFIG" \
+		make installcheck TAP_TESTS= ISOLATION= PG_CONFIG="$PG_CONFIG" \
 		REGRESS="$REGRESS_TESTS"
 ) 2>&1 | tee "$regress_log"
 regress_rc=${PIPESTATUS[0]}

@@ -3,7 +3,8 @@
 # test/run-tests.sh
 #	  Install what is needed, and on each PostgreSQL server tested build with
 #	  warnings as errors, install, and run every test: unit tests, a short
-#	  run of the codec fuzzer, pg_regress (sql/, expected/), TAP
+#	  run of the codec fuzzer, pg_regress (sql/, expected/), the isolation
+#	  suite (specs/, expected/iso_*.out) with compspill and natively, TAP
 #	  (test/t/*.pl) and the load test.
 #
 # Usage: test/run-tests.sh [MAJOR ...]
@@ -25,8 +26,8 @@
 # (test/load.py, 20 s) runs in another pg_virtualenv cluster with compspill
 # preloaded.  Safe to run again.  The last line is "compspill: N passed, M
 # failed" over every server, counting unit test suites, fuzzer runs,
-# pg_regress tests, TAP test files, load tests, the header check and the
-# package test; the exit status is non-zero if anything failed.
+# pg_regress tests, isolation specs (once per run), TAP test files, load
+# tests, the header check and the package test; the exit status is non-zero if anything failed.
 #
 # Environment:
 #	COMPSPILL_SKIP_DEPS=1	do not check or install Debian packages
@@ -190,9 +191,10 @@ run_suite()
 		step "pg_regress (make installcheck in pg_virtualenv)"
 		rm -rf results regression.diffs regression.out
 		regress_log=$(mktemp -t compspill-regress.XXXXXX)
-		# TAP_TESTS= keeps make installcheck from running prove here, as root
+		# TAP_TESTS= keeps make installcheck from running prove here, as root;
+		# ISOLATION= keeps it from running the isolation suite (step 4b)
 		pg_virtualenv -t -v "$PGVERSION" \
-			make installcheck TAP_TESTS= PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$regress_log"
+			make installcheck TAP_TESTS= ISOLATION= PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$regress_log"
 		regress_rc=${PIPESTATUS[0]}
 
 		regress_counts "$regress_log" "$regress_rc"
@@ -203,6 +205,35 @@ run_suite()
 			show_file regression.diffs 3000
 		fi
 		rm -f "$regress_log"
+	fi
+
+	# 4b. the isolation suite (specs/*.spec) in a throw-away cluster, once
+	# with compspill and once with compspill.enabled = off for every session
+	# (PGOPTIONS reaches isolationtester's connections through libpq), both
+	# against the same expected files, which hold native's output
+	if [ -z "${TAP_TESTS_ONLY:-}" ]; then
+		for iso_mode in compspill native; do
+			step "isolation suite, $iso_mode (make isolationcheck in pg_virtualenv)"
+			rm -rf output_iso
+			iso_log=$(mktemp -t compspill-iso.XXXXXX)
+			if [ "$iso_mode" = native ]; then
+				iso_env=(env "PGOPTIONS=${PGOPTIONS:+$PGOPTIONS }-c compspill.enabled=off")
+			else
+				iso_env=(env)
+			fi
+			"${iso_env[@]}" pg_virtualenv -t -v "$PGVERSION" \
+				make isolationcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$iso_log"
+			iso_rc=${PIPESTATUS[0]}
+
+			regress_counts "$iso_log" "$iso_rc"
+			npassed=$((npassed + regress_ok))
+			nfailed=$((nfailed + regress_bad))
+			if [ "$iso_rc" -ne 0 ]; then
+				echo "run-tests: isolation suite ($iso_mode) failed (exit $iso_rc)"
+				show_file output_iso/regression.diffs 3000
+			fi
+			rm -f "$iso_log"
+		done
 	fi
 
 	# 5. TAP tests, as an unprivileged user on a copy of the tree

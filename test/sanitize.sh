@@ -304,7 +304,7 @@ for pass in $PASSES; do
 	(
 		cd "$BUILD" &&
 		rm -rf results regression.diffs regression.out &&
-		make installcheck TAP_TESTS= with_llvm=no PG_CONFIG="$PG_CONFIG" \
+		make installcheck TAP_TESTS= ISOLATION= with_llvm=no PG_CONFIG="$PG_CONFIG" \
 			REGRESS="$pass_tests"
 	) >"$log" 2>&1 || rc=$?
 	cat "$log"
