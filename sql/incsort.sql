@@ -127,9 +127,22 @@ SELECT array(SELECT inc_groups('SELECT * FROM inc_one ORDER BY a, b, t', true))
      = array(SELECT inc_groups('SELECT * FROM inc_one ORDER BY a, b, t', false)) AS huge_same;
 SELECT array(SELECT inc_groups('SELECT a, b FROM inc WHERE a >= 20 ORDER BY a, b', true))
      = array(SELECT inc_groups('SELECT a, b FROM inc WHERE a >= 20 ORDER BY a, b', false)) AS small_same;
-SELECT regexp_replace(l, '[0-9.]+', 'N', 'g') AS spill_lines
-FROM cs_explain('SELECT a, b FROM inc ORDER BY a, b', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') l
+-- the spill lines, numbers as N; then the figures of the frame kinds,
+-- which the node adds up over its two sorts: every frame written is a row
+-- or a column frame, so together they are the frames of each codec
+CREATE TEMP TABLE inc_spill AS
+SELECT n, l
+FROM cs_explain('SELECT a, b FROM inc ORDER BY a, b', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF')
+     WITH ORDINALITY e(l, n)
 WHERE l ~ '^\s+(Peak Memory|Spill)';
+SELECT regexp_replace(l, '[0-9.]+', 'N', 'g') AS spill_lines FROM inc_spill ORDER BY n;
+SELECT k[1]::bigint + k[2]::bigint > 0 AS frame_kinds_counted,
+       k[1]::bigint + k[2]::bigint = f[1]::bigint + f[2]::bigint + f[3]::bigint
+           AS frame_kinds_are_all_frames
+FROM (SELECT regexp_match(string_agg(l, E'\n'), 'Frame Kinds: row=(\d+)  column=(\d+)') AS k,
+             regexp_match(string_agg(l, E'\n'), 'Frames: none=(\d+)  lz4=(\d+)  zstd=(\d+)') AS f
+      FROM inc_spill) x;
+DROP TABLE inc_spill;
 -- in JSON: the groups' objects hold the same names and counts as native's
 CREATE FUNCTION inc_json_groups(query text, enabled bool)
 RETURNS jsonb LANGUAGE sql AS $f$
