@@ -80,6 +80,34 @@ SELECT compare_incsort('SELECT a, y FROM inc ORDER BY a, y DESC', 'spill');
 CREATE INDEX inc_t ON inc (t COLLATE "C");
 SELECT compare_incsort('SELECT t, b FROM inc WHERE t IS NOT NULL ORDER BY t COLLATE "C", b', 'memory');
 DROP INDEX inc_t;
+-- one int column sorted on itself after its prefix, in another operator
+-- family that orders as the prefix's does: the pre-sorted groups' sort has
+-- one by-value column and key, so it takes the datum path, and is reset
+-- for each group; groups of 200 rows fit, of NULLs count their NULLs, of
+-- 20000 spill, and each group gives back its own rows only
+CREATE OPERATOR <<< (leftarg = int, rightarg = int, function = int4lt);
+CREATE OPERATOR <<<= (leftarg = int, rightarg = int, function = int4le);
+CREATE OPERATOR === (leftarg = int, rightarg = int, function = int4eq);
+CREATE OPERATOR >>>= (leftarg = int, rightarg = int, function = int4ge);
+CREATE OPERATOR >>> (leftarg = int, rightarg = int, function = int4gt);
+CREATE OPERATOR CLASS inc_int4_ops FOR TYPE int USING btree AS
+    OPERATOR 1 <<<, OPERATOR 2 <<<=, OPERATOR 3 ===, OPERATOR 4 >>>=,
+    OPERATOR 5 >>>, FUNCTION 1 btint4cmp(int, int);
+CREATE TABLE inc_dm (a int);
+INSERT INTO inc_dm SELECT i / 20000 FROM generate_series(0, 59999) i;
+INSERT INTO inc_dm SELECT 3 + i / 200 FROM generate_series(0, 1999) i;
+INSERT INTO inc_dm SELECT NULL FROM generate_series(1, 300);
+CREATE INDEX ON inc_dm (a);
+ANALYZE inc_dm;
+SET enable_sort = off;
+SELECT plan_shape('SELECT a FROM inc_dm ORDER BY a, a USING <<<');
+SELECT compare_incsort('SELECT a FROM inc_dm WHERE a >= 3 ORDER BY a, a USING <<<', 'memory');
+SELECT compare_incsort('SELECT a FROM inc_dm WHERE a >= 3 OR a IS NULL ORDER BY a DESC, a USING >>>', 'memory');
+SELECT compare_incsort('SELECT a FROM inc_dm ORDER BY a, a USING <<<', 'spill');
+RESET enable_sort;
+DROP TABLE inc_dm;
+DROP OPERATOR FAMILY inc_int4_ops USING btree;
+DROP OPERATOR <<< (int, int), <<<= (int, int), === (int, int), >>>= (int, int), >>> (int, int);
 
 -- toasted values (out of line): two groups of 3000 rows, spilled
 CREATE TABLE inc_toast (a int, b int, big text);
@@ -127,9 +155,22 @@ SELECT array(SELECT inc_groups('SELECT * FROM inc_one ORDER BY a, b, t', true))
      = array(SELECT inc_groups('SELECT * FROM inc_one ORDER BY a, b, t', false)) AS huge_same;
 SELECT array(SELECT inc_groups('SELECT a, b FROM inc WHERE a >= 20 ORDER BY a, b', true))
      = array(SELECT inc_groups('SELECT a, b FROM inc WHERE a >= 20 ORDER BY a, b', false)) AS small_same;
-SELECT regexp_replace(l, '[0-9.]+', 'N', 'g') AS spill_lines
-FROM cs_explain('SELECT a, b FROM inc ORDER BY a, b', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') l
+-- the spill lines, numbers as N; then the figures of the frame kinds,
+-- which the node adds up over its two sorts: every frame written is a row
+-- or a column frame, so together they are the frames of each codec
+CREATE TEMP TABLE inc_spill AS
+SELECT n, l
+FROM cs_explain('SELECT a, b FROM inc ORDER BY a, b', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF')
+     WITH ORDINALITY e(l, n)
 WHERE l ~ '^\s+(Peak Memory|Spill)';
+SELECT regexp_replace(l, '[0-9.]+', 'N', 'g') AS spill_lines FROM inc_spill ORDER BY n;
+SELECT k[1]::bigint + k[2]::bigint > 0 AS frame_kinds_counted,
+       k[1]::bigint + k[2]::bigint = f[1]::bigint + f[2]::bigint + f[3]::bigint
+           AS frame_kinds_are_all_frames
+FROM (SELECT regexp_match(string_agg(l, E'\n'), 'Frame Kinds: row=(\d+)  column=(\d+)') AS k,
+             regexp_match(string_agg(l, E'\n'), 'Frames: none=(\d+)  lz4=(\d+)  zstd=(\d+)') AS f
+      FROM inc_spill) x;
+DROP TABLE inc_spill;
 -- in JSON: the groups' objects hold the same names and counts as native's
 CREATE FUNCTION inc_json_groups(query text, enabled bool)
 RETURNS jsonb LANGUAGE sql AS $f$

@@ -167,6 +167,12 @@ RESET plan_cache_mode;
 
 -- EXPLAIN: the pair in the plan, and the union's spill figures
 SELECT plan_shape($q$WITH RECURSIVE w(n, s) AS (SELECT 1, repeat('m', 200) UNION ALL SELECT n + 1, s FROM w WHERE n < 4000) SELECT * FROM w$q$);
+-- a SubPlan in the work table scan's filter is listed under the scan, at
+-- the depth native lists it
+SELECT array_agg(length(l) - length(ltrim(l))) FILTER (WHERE l ~ 'SubPlan|WorkTable Scan') AS subplan_depths, bool_or(l ~ 'CompSpill WorkTable Scan') AS compspill
+  FROM (VALUES (false), (true)) v(e),
+       plan_shape($q$WITH RECURSIVE w(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM w WHERE n < (SELECT max(dst) FROM rg_small s WHERE s.src = w.n) + 0) SELECT * FROM w$q$, e) l
+ GROUP BY e ORDER BY e;
 SELECT (regexp_match(l, '^ *([A-Za-z /]+): '))[1] AS figure, count(*)
   FROM cs_explain($q$WITH RECURSIVE w(n, d) AS (SELECT 1, 0 UNION ALL SELECT t.dst, w.d + 1 FROM w JOIN rg_tree t ON t.src = w.n) SELECT count(*) FROM w$q$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') l
  WHERE l ~ '^ *(Storage|Peak Memory|Spill[^:]*): '

@@ -42,7 +42,8 @@
  *	  autocodec.c		compspill.codec = auto: the codec (and frame kind)
  *						from measured costs
  *	shared/				shared memory
- *	  stats.c			cumulative statistics, the cap, the log line
+ *	  stats.c			cumulative statistics, the cap, the log line, the
+ *						sum of two operations' spill figures
  *	  activity.c		compspill_activity: the spills in progress
  *
  * This header holds only what several layers share: the settings and
@@ -194,6 +195,9 @@ typedef struct CompSpillStats
 	instr_time	write_time;		/* time in FileWrite */
 	instr_time	read_time;		/* time in FileRead */
 } CompSpillStats;
+
+/* stats.c: add one operation's figures to another's */
+extern void CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add);
 
 /*
  * What a spill is doing, as compspill_activity shows it.  The sorter reads

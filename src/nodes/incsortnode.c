@@ -875,38 +875,6 @@ compspill_incsort_rescan(CustomScanState *node)
 }
 
 /*
- * Add the figures of one spill to another, for EXPLAIN of a node whose two
- * sorts both spilled.
- */
-static void
-compspill_incsort_add_stats(CompSpillStats *sum, const CompSpillStats *st)
-{
-	sum->dio_requested |= st->dio_requested;
-	sum->dio_active |= st->dio_active;
-	sum->dio_fallback |= st->dio_fallback;
-	sum->encrypted |= st->encrypted;
-	sum->nruns += st->nruns;
-	sum->merge_passes += st->merge_passes;
-	sum->early_merges += st->early_merges;
-	sum->bytes_written_early += st->bytes_written_early;
-	sum->rows_spilled += st->rows_spilled;
-	sum->bytes_in += st->bytes_in;
-	sum->bytes_encoded += st->bytes_encoded;
-	sum->bytes_written_runs += st->bytes_written_runs;
-	sum->bytes_written += st->bytes_written;
-	sum->bytes_read += st->bytes_read;
-	sum->file_size += st->file_size;
-	sum->frames_written += st->frames_written;
-	sum->frames_raw += st->frames_raw;
-	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
-		sum->frames_by_codec[c] += st->frames_by_codec[c];
-	sum->peak_mem = Max(sum->peak_mem, st->peak_mem);
-	sum->block_size = Max(sum->block_size, st->block_size);
-	INSTR_TIME_ADD(sum->write_time, st->write_time);
-	INSTR_TIME_ADD(sum->read_time, st->read_time);
-}
-
-/*
  * EXPLAIN: the sort and presorted keys, and with ANALYZE the groups of
  * each kind as native prints them, then the memory peak and, if a group
  * spilled, the spill figures of the node's sorts together.
@@ -942,7 +910,6 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 		return;
 	}
 
-	memset(&sum, 0, sizeof(sum));
 	for (int i = 0; i < 2; i++)
 	{
 		CompSpillIncBatch *batch = batches[i];
@@ -954,10 +921,10 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 		if (CompSpillSorterSpilled(batch->sorter))
 		{
 			if (!spilled)
-				sum.codec = CompSpillSorterStats(batch->sorter)->codec;
+				sum = *CompSpillSorterStats(batch->sorter);
+			else
+				CompSpillStatsAdd(&sum, CompSpillSorterStats(batch->sorter));
 			spilled = true;
-			compspill_incsort_add_stats(&sum,
-										CompSpillSorterStats(batch->sorter));
 		}
 	}
 

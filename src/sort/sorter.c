@@ -1268,11 +1268,12 @@ CompSpillSorterStats(CompSpillSorter *s)
 /*
  * Empty the sort to take a new batch of rows on the same keys (the next
  * group of an incremental sort), keeping what can be kept: the sort
- * support, the SortTuple array and, once the sort has spilled, its spill
- * object with the temp file, whose runs are given back to it.  The spill
- * figures add up over the batches, so the spill stays one operation; the
- * memory peak starts again with each batch, and the caller keeps the
- * largest.  Not for a sort started with random access.
+ * support, the SortTuple array (on the datum path, the array of values,
+ * emptied of its values and NULLs) and, once the sort has spilled, its
+ * spill object with the temp file, whose runs are given back to it.  The
+ * spill figures add up over the batches, so the spill stays one
+ * operation; the memory peak starts again with each batch, and the caller
+ * keeps the largest.  Not for a sort started with random access.
  */
 void
 CompSpillSorterReset(CompSpillSorter *s)
@@ -1298,10 +1299,21 @@ CompSpillSorterReset(CompSpillSorter *s)
 
 	MemoryContextReset(s->tuplecxt);
 	s->memtupcount = 0;
+	s->ndatums = 0;
+	s->nnulls = 0;
 	s->pos.current = 0;
 	s->pos.eof_reached = false;
 	s->growmemtuples = true;
-	if (s->memtuples == NULL)
+
+	/* the final merge freed the array: make it again, as Begin does */
+	if (s->datum_mode && s->datums == NULL)
+	{
+		s->memtupsize = Min(COMPSPILL_INITIAL_DATUMS,
+							s->allowed_mem / 8 / (int64) sizeof(Datum));
+		s->datums = MemoryContextAlloc(s->maincxt,
+									   sizeof(Datum) * s->memtupsize);
+	}
+	else if (!s->datum_mode && s->memtuples == NULL)
 	{
 		s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
 							s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
