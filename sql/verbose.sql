@@ -171,11 +171,11 @@ SET auto_explain.log_analyze = on;
 SET auto_explain.log_nested_statements = on;
 SET auto_explain.log_level = 'debug5';
 SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT g, g * 2 AS h FROM generate_series(1, 3) g)
-    SELECT c FROM c WHERE c.g > 1$$);
+    SELECT c FROM c WHERE c.g > 1$$, 'memory');
 SELECT compare_cte($$WITH r(a,b) AS MATERIALIZED
       (VALUES (1,row(1,2)), (1,row(null,null)), (1,null),
               (null,row(1,2)), (null,row(null,null)), (null,null))
-    SELECT r, r IS NULL AS isnull, r IS NOT NULL AS isnotnull FROM r$$, NULL, 'ordered');
+    SELECT r, r IS NULL AS isnull, r IS NOT NULL AS isnotnull FROM r$$, 'memory', 'ordered');
 SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT a, t FROM vb ORDER BY b, a DESC)
     SELECT c, c.t FROM c WHERE c IS NOT NULL$$, 'spill', 'ordered');
 SELECT compare_sorted($$SELECT vb, ctid, tableoid::regclass FROM vb
