@@ -452,13 +452,12 @@ BEGIN
     IF how <> 'same' THEN
         RETURN 'results equal, but EXPLAIN VERBOSE: ' || how;
     END IF;
-    -- (a NULL expect still skips this: only compare_incsort's own default
-    -- passes one, until incsort.sql names a mode for each of its calls)
-    IF expect IS NOT NULL THEN
-        how := cs_mode_verdict(comp.plan, node, expect);
-        IF how IS NOT NULL THEN
-            RETURN 'results equal, but expected ' || expect || ', got ' || how;
-        END IF;
+    IF expect IS NULL THEN
+        RAISE EXCEPTION 'cs_check needs to be told how the node must run';
+    END IF;
+    how := cs_mode_verdict(comp.plan, node, expect);
+    IF how IS NOT NULL THEN
+        RETURN 'results equal, but expected ' || expect || ', got ' || how;
     END IF;
     RETURN 'ok';
 END
