@@ -26,8 +26,8 @@ SET work_mem = '8MB';
 SELECT compare_cte('WITH c AS MATERIALIZED (SELECT * FROM ce WHERE id % 2 = 0) SELECT a.id, b.t, b.n FROM c a JOIN c b ON a.id = b.id + 2 WHERE a.g < 10', 'memory');
 SET work_mem = '64kB';
 -- read partly: a LIMIT stops the reader, the other reads everything
-SELECT compare_cte('WITH c AS MATERIALIZED (SELECT * FROM ce ORDER BY v, id) SELECT * FROM (SELECT id, t FROM c LIMIT 7) x UNION ALL SELECT count(*), max(t) FROM c', NULL, 'ordered');
-SELECT compare_cte('WITH c AS MATERIALIZED (SELECT * FROM ce ORDER BY t DESC, id) SELECT id, t FROM c LIMIT 100', NULL, 'ordered');
+SELECT compare_cte('WITH c AS MATERIALIZED (SELECT * FROM ce ORDER BY v, id) SELECT * FROM (SELECT id, t FROM c LIMIT 7) x UNION ALL SELECT count(*), max(t) FROM c', 'spill', 'ordered');
+SELECT compare_cte('WITH c AS MATERIALIZED (SELECT * FROM ce ORDER BY t DESC, id) SELECT id, t FROM c LIMIT 100', 'memory', 'ordered');
 -- read by a nested loop: the inner CTE scan is rescanned 400 times
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;

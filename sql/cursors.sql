@@ -74,12 +74,12 @@ $f$;
 
 -- native vs compspill walk of the same query; the cursor's plan must hold
 -- a CompSpill Sort or Material, the compspill walk must not have sorted with tuplesort,
--- and, when expect is given, the sort must have been held that way
+-- and the sort must have been held as expect says
 -- ('compspill store': spilled and read by position, or a Material's store
 -- that spilled; 'compspill store in memory': a store that did not spill;
 -- 'compspill': a sort in memory)
 CREATE FUNCTION compare_walk(query text, steps text[],
-                             expect text DEFAULT NULL, scroll bool DEFAULT true)
+                             expect text, scroll bool DEFAULT true)
 RETURNS text LANGUAGE plpgsql AS $f$
 DECLARE
     native text;
@@ -104,7 +104,7 @@ BEGIN
     IF native IS DISTINCT FROM comp THEN
         RETURN 'MISMATCH native: ' || native || ' / compspill: ' || comp;
     END IF;
-    IF expect IS NOT NULL AND holder <> expect THEN
+    IF holder IS DISTINCT FROM expect THEN
         RETURN 'results equal, but expected ' || expect || ', got ' || holder;
     END IF;
     RETURN 'ok';
@@ -146,7 +146,7 @@ SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store')
 RESET compspill.codec;
 RESET compspill.enable_dio;
 SET work_mem = '4MB';
-SELECT label, compare_walk('SELECT * FROM cu ORDER BY n DESC, id', steps) AS at_4mb FROM walks ORDER BY wid;
+SELECT label, compare_walk('SELECT * FROM cu ORDER BY n DESC, id', steps, 'compspill') AS at_4mb FROM walks ORDER BY wid;
 SET work_mem = '64MB';
 SELECT label, compare_walk('SELECT * FROM cu ORDER BY t, id', steps, 'compspill') AS in_memory FROM walks ORDER BY wid;
 
@@ -154,8 +154,8 @@ SELECT label, compare_walk('SELECT * FROM cu ORDER BY t, id', steps, 'compspill'
 -- subquery), and an empty one
 SET work_mem = '64kB';
 SELECT compare_walk('SELECT id, g * 2 AS g2 FROM (SELECT * FROM cu ORDER BY g DESC, id) s', steps, 'compspill store') AS nested FROM walks WHERE wid IN (1, 2, 6) ORDER BY wid;
-SELECT compare_walk('SELECT * FROM cu WHERE id < 0 ORDER BY g', '{next,prior,last,first,abs:3,end,start}') AS empty;
-SELECT compare_walk('SELECT * FROM cu WHERE id = 10 ORDER BY g', '{next,prior,last,first,abs:1,abs:2,end,prior,start,next}') AS one_row;
+SELECT compare_walk('SELECT * FROM cu WHERE id < 0 ORDER BY g', '{next,prior,last,first,abs:3,end,start}', 'compspill') AS empty;
+SELECT compare_walk('SELECT * FROM cu WHERE id = 10 ORDER BY g', '{next,prior,last,first,abs:1,abs:2,end,prior,start,next}', 'compspill') AS one_row;
 
 -- a scroll cursor over a plan that cannot go backward (a join): the
 -- planner puts a Material on top, which keeps the rows and serves every

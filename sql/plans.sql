@@ -107,8 +107,8 @@ SELECT compare_sorted('(SELECT id, t FROM pa ORDER BY t, id) UNION ALL (SELECT i
 
 -- InitPlan, CTE and sublinks
 SELECT plan_shape('SELECT id FROM pb WHERE id < 5 AND g = ANY (ARRAY(SELECT v FROM pa ORDER BY v, id))');
-SELECT compare_sorted('SELECT id, (SELECT string_agg(t, '','') FROM (SELECT t FROM pa ORDER BY t DESC, id) s) FROM pb WHERE id < 3');
-SELECT compare_sorted('SELECT array_length(ARRAY(SELECT v FROM pa ORDER BY v, id), 1), (ARRAY(SELECT v FROM pa ORDER BY v DESC, id))[1:5]');
+SELECT compare_sorted('SELECT id, (SELECT string_agg(t, '','') FROM (SELECT t FROM pa ORDER BY t DESC, id) s) FROM pb WHERE id < 3', 'spill');
+SELECT compare_sorted('SELECT array_length(ARRAY(SELECT v FROM pa ORDER BY v, id), 1), (ARRAY(SELECT v FROM pa ORDER BY v DESC, id))[1:5]', 'spill');
 -- (the CTE's sort spills; the join's 99 rows sort in memory)
 SELECT compare_sorted('WITH s AS MATERIALIZED (SELECT id, v FROM pa ORDER BY v, id) SELECT a.id, b.id FROM s a JOIN s b ON a.id = b.v WHERE a.id < 100 ORDER BY a.id, b.id', 'some spill');
 SELECT compare_sorted('WITH s AS MATERIALIZED (SELECT id, t FROM pb ORDER BY t, id) SELECT * FROM s', 'spill');
@@ -143,7 +143,7 @@ SELECT compare_sorted('SELECT * FROM (SELECT * FROM pa ORDER BY v, id OFFSET 0) 
 -- WITH TIES gets no bound either
 SELECT compare_rows('SELECT * FROM pa ORDER BY g FETCH FIRST 10 ROWS WITH TIES', 'spill');
 -- a window function over a Limit over a Sort
-SELECT compare_sorted('SELECT id, sum(v) OVER (ORDER BY t, id) FROM (SELECT * FROM pa ORDER BY v, id LIMIT 1000) s');
+SELECT compare_sorted('SELECT id, sum(v) OVER (ORDER BY t, id) FROM (SELECT * FROM pa ORDER BY v, id LIMIT 1000) s', 'spill');
 
 -- compspill.enabled = off leaves the plan alone
 SELECT plan_shape('SELECT * FROM pa ORDER BY v, id', false);

@@ -68,7 +68,7 @@ RESET enable_material;
 -- a merge join (marks on the inner CompSpill Sort) rescanned under a nested loop
 SET enable_hashjoin = off;
 SET enable_material = off;
-SELECT compare_sorted('SELECT ro.id, (SELECT count(*) || '':'' || sum(a.v - b.v) FROM ri a JOIN ri b ON a.v = b.v + ro.id WHERE a.g = ro.g) FROM ro ORDER BY ro.id');
+SELECT compare_sorted('SELECT ro.id, (SELECT count(*) || '':'' || sum(a.v - b.v) FROM ri a JOIN ri b ON a.v = b.v + ro.id WHERE a.g = ro.g) FROM ro ORDER BY ro.id', 'rescanned spill');
 RESET enable_hashjoin;
 RESET enable_material;
 

@@ -51,7 +51,7 @@ SELECT compare_sorted('SELECT g::text FROM generate_series(1, 30000) g ORDER BY 
 -- rows of nothing but NULL, and an empty target list
 SELECT compare_sorted('SELECT NULL::int AS a, NULL::text AS b FROM generate_series(1, 20000) g ORDER BY g', 'spill');
 SELECT compare_sorted('SELECT FROM generate_series(1, 20000) g ORDER BY g % 3', 'spill');
-SELECT compare_sorted('SELECT count(*) FROM (SELECT FROM generate_series(1, 20000) g ORDER BY g % 3) s');
+SELECT compare_sorted('SELECT count(*) FROM (SELECT FROM generate_series(1, 20000) g ORDER BY g % 3) s', 'spill');
 
 -- a thousand columns
 SELECT format('SELECT g, %s FROM generate_series(1, 800) g ORDER BY g %% 17, g',
@@ -97,9 +97,9 @@ SELECT compare_sorted('SELECT i FROM tu_narrow ORDER BY i DESC NULLS LAST', 'mem
 SELECT compare_keys('SELECT f FROM tu_narrow ORDER BY f NULLS FIRST', 'f + 0', 'memory');
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
-SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b');
+SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b', 'memory');
 SET work_mem = '64kB';
-SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b');
+SELECT compare_rows('SELECT x.b FROM (SELECT b FROM tu_narrow WHERE b % 3 = 0) x JOIN (SELECT b FROM tu_narrow WHERE b % 2 = 0) y ON x.b = y.b', 'spill');
 RESET enable_hashjoin;
 RESET enable_nestloop;
 RESET work_mem;
