@@ -330,7 +330,8 @@ def write_chart(conf, quiet=False):
     except ImportError:
         if os.path.exists("/usr/bin/python3") and \
                 os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-            return subprocess.call(["/usr/bin/python3", os.path.abspath(__file__), "--chart-only"])
+            return subprocess.call(["/usr/bin/python3", os.path.abspath(__file__), "--chart-only"]
+                                   + (["--quiet"] if quiet else []))
         print("docreport: no chart: matplotlib is not available "
               "(apt-get install -y python3-matplotlib)", file=sys.stderr)
         return 1
@@ -344,6 +345,7 @@ def main(argv=None, quiet=False):
     argv = sys.argv[1:] if argv is None else argv
     with open(os.path.join(HERE, "docs.json")) as f:
         conf = json.load(f)
+    quiet = quiet or "--quiet" in argv
     if "--chart-only" in argv:
         return write_chart(conf, quiet)
     write_tables(conf, quiet)
