@@ -21,6 +21,9 @@ matplotlib for the chart if it is installed):
     # temp files on loop devices throttled to 50, then 250 MB/s (root, ~50 min):
     test/bench/bench.py --scales 0.3 --reps 3 --work-mem 4MB --slow-disk 50,250 \\
         --configs native,auto,lz4,zstd1,lz4-dio,zstd1-dio --check-mode hash --keep
+    # the docs' tables (doc/performance.md, README.md) and doc/perf-summary.png
+    # from the recorded runs that docs.json names (see README.md):
+    test/bench/bench.py --report
     # growth with the data size (~4 h):
     test/bench/bench.py --scales 0.1,1,3 --reps 1 --work-mem 4MB,64MB \\
         --configs native,auto,lz4,zstd1,none --check-mode hash --check-work-mem first --keep
@@ -110,6 +113,8 @@ import lineitem  # noqa: E402
 import strings_table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# --report without a file: the docs' tables and chart (docreport.py)
+DOCS_REPORT = "docs"
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 MJ_COLUMNS = ("o_orderkey, o_orderdate, o_orderpriority, o_comment, l_linenumber, "
@@ -1578,9 +1583,11 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See the module docstring / README.md for details.")
-    ap.add_argument("--report", metavar="RUNS_JSON",
-                    help="only print the tables of an earlier run (out/<run>/runs.json), "
-                         "and with --chart draw its chart")
+    ap.add_argument("--report", metavar="RUNS_JSON", nargs="?", const=DOCS_REPORT,
+                    help="with a file: only print the tables of an earlier run "
+                         "(out/<run>/runs.json), and with --chart draw its chart; alone: "
+                         "write the docs' tables (doc/performance.md, README.md) and chart "
+                         "(doc/perf-summary.png) from the runs test/bench/docs.json names")
     ap.add_argument("--quiet", action="store_true", help="with --report: don't print tables")
     ap.add_argument("--scales", help="comma list of scales, run one after the other "
                                      "(lineitem scale 1 = 6,001,215 rows); default 1")
@@ -1868,6 +1875,9 @@ def server_codecs(cluster):
 
 def main():
     args = parse_args()
+    if args.report == DOCS_REPORT:
+        import docreport
+        return docreport.main([], quiet=args.quiet)
     if args.report:
         return rerender(args)
     have_compspill = not args.no_compspill
