@@ -321,14 +321,14 @@ def report(runs, checks, wheres, meta):
         out.append("- %s: %s" % (k, v))
     out.append("")
     out.append("Medians of %d interleaved runs. Time: wall time of the query on the "
-               "coordinator (min-max). Temp: MiB of pg_stat_database.temp_bytes written "
-               "by each node during the run, and their total. Largest: the largest "
-               "temporary file (MiB) on any node (log_temp_files), and where. Rows: "
+               "coordinator, s (min-max). Per node: MiB of pg_stat_database.temp_bytes "
+               "the node wrote during the run, and in brackets its largest temporary "
+               "file, MiB (log_temp_files); total: the three nodes' temp bytes. Rows: "
                "md5 of the rows in a total order against native's.\n" % meta["reps"])
-    hdr = ("| query | config | time s | vs native | coordinator temp | worker1 temp | "
-           "worker2 temp | total temp | vs native | largest temp file | rows |")
+    hdr = ("| query | config | time s | vs native | coordinator temp (largest) | "
+           "worker1 temp (largest) | worker2 temp (largest) | total temp | vs native | rows |")
     out.append(hdr)
-    out.append("|" + "---|" * 11)
+    out.append("|" + "---|" * 10)
     for q in meta["queries"]:
         base = None
         for cfg in meta["configs"]:
@@ -339,19 +339,18 @@ def report(runs, checks, wheres, meta):
             temp = {n: statistics.median(r["temp"][n] for r in rs) for n in NODES}
             total = statistics.median(sum(r["temp"].values()) for r in rs)
             lg = {n: statistics.median(r["largest"][n] for r in rs) for n in NODES}
-            where = max(NODES, key=lambda n: lg[n])
             if cfg == "native":
                 base = (wall, total)
             chk = checks.get((q, cfg))
             native_chk = checks.get((q, "native"))
             verdict = ("same" if chk and native_chk and chk == native_chk else
                        "DIFFERENT" if chk and native_chk else "-")
-            out.append("| %s | %s | %.2f (%.2f-%.2f) | %s | %s | %s | %s | %s | %s | %s (%s) | %s |" % (
+            out.append("| %s | %s | %.2f (%.2f-%.2f) | %s | %s | %s | %s | %s | %s | %s |" % (
                 q, cfg, wall, min(r["wall"] for r in rs), max(r["wall"] for r in rs),
                 ratio(wall, base[0]) if base and cfg != "native" else "",
-                mib(temp["coordinator"]), mib(temp["worker1"]), mib(temp["worker2"]),
+                *["%s (%s)" % (mib(temp[n]), mib(lg[n])) for n in NODES],
                 mib(total), ratio(total, base[1]) if base and cfg != "native" else "",
-                mib(lg[where]), where, verdict))
+                verdict))
     out.append("")
     out.append("Where compspill's nodes ran (one EXPLAIN ANALYZE with "
                "citus.explain_all_tasks per query, config auto):\n")
@@ -379,7 +378,19 @@ def main():
     ap.add_argument("--pool-mb", type=int, default=64)
     ap.add_argument("--tmpdir", default="/var/tmp")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--report", metavar="DIR",
+                    help="print the tables of a run again from DIR/runs.json (and rewrite "
+                         "DIR/results.md)")
     args = ap.parse_args()
+    if args.report:
+        with open(os.path.join(args.report, "runs.json")) as f:
+            d = json.load(f)
+        checks = {tuple(k.split(" ")): tuple(v) for k, v in d["checks"].items()}
+        text = report(d["runs"], checks, d.get("wheres", {}), d["meta"])
+        with open(os.path.join(args.report, "results.md"), "w") as f:
+            f.write(text)
+        print(text)
+        return 0
     args.configs = args.configs.split(",")
     args.queries = args.queries.split(",")
     for q in args.queries:
@@ -506,7 +517,7 @@ VACUUM ANALYZE lineitem; VACUUM ANALYZE orders;
         with open(os.path.join(out, "runs.json"), "w") as f:
             json.dump({"meta": meta, "runs": runs,
                        "checks": {"%s %s" % k: v for k, v in checks.items()},
-                       "explain": docs}, f, indent=1)
+                       "wheres": wheres, "explain": docs}, f, indent=1)
         log("results in %s" % out)
         bad = [k for k in checks if checks[k] != checks[(k[0], "native")]]
         return 1 if bad else 0
