@@ -2,7 +2,7 @@
 #
 # test/install-deps.sh
 #	  Install the Debian packages compspill needs to build, test and demo,
-#	  build its Debian package and build PostgreSQL 18 for the tests.
+#	  build its Debian package, build PostgreSQL 18 and Citus for the tests.
 #
 # Used by test/run-tests.sh and test/demo.sh; safe to run again.  When every
 # package is already installed it does nothing (set COMPSPILL_APT_UPDATE=1 to
@@ -37,6 +37,8 @@ PACKAGES=(
 	libreadline-dev
 	zlib1g-dev
 	libxml2-dev
+	# test/build-citus.sh: Debian's 15 server headers include gssapi/gssapi.h
+	libkrb5-dev
 )
 
 missing=()

@@ -5,7 +5,7 @@
 #	  warnings as errors, install, and run every test: unit tests, a short
 #	  run of the codec fuzzer, pg_regress (sql/, expected/), the isolation
 #	  suite (specs/, expected/iso_*.out) with compspill and natively, TAP
-#	  (test/t/*.pl) and the load test.
+#	  (test/t/*.pl, the Citus cluster test among them) and the load test.
 #
 # Usage: test/run-tests.sh [MAJOR ...]
 #
@@ -22,7 +22,11 @@
 # need it; a user who can sudo works too).  pg_regress runs against a
 # throw-away cluster made by pg_virtualenv; the TAP tests make their own
 # clusters with PostgreSQL::Test::Cluster, and since initdb refuses to run as
-# root they run as the postgres user on a copy of the tree; the load test
+# root they run as the postgres user on a copy of the tree.  Before them,
+# test/build-citus.sh builds Citus for the server (once per machine: 13.2.2
+# for 15, 14.0.1 for 18, from ../shared/citus/), so that 012_citus.pl runs a
+# coordinator and two workers; the line before the last names the servers
+# and Citus versions it ran on, or why it was skipped.  The load test
 # (test/load.py, 20 s) runs in another pg_virtualenv cluster with compspill
 # preloaded.  Safe to run again.  The last line is "compspill: N passed, M
 # failed" over every server, counting unit test suites, fuzzer runs,
@@ -38,6 +42,8 @@
 #	PROVE_FLAGS=--verbose				extra prove flags
 #	COMPSPILL_KEEP_TAP=1	keep the TAP copy and its logs even when all pass
 #	COMPSPILL_SKIP_LOAD=1	skip the load test (test/load.py)
+#	COMPSPILL_SKIP_CITUS=1	do not build Citus (012_citus.pl then skips unless
+#							Citus is already installed for the server)
 #	COMPSPILL_LOAD_SECONDS=N	run the load test for N seconds (default 20)
 #
 set -uo pipefail
@@ -55,6 +61,7 @@ SUDO=
 
 npassed=0
 nfailed=0
+citus_notes=()
 start=$(date +%s)
 
 step()
@@ -69,6 +76,9 @@ finish()
 
 	echo
 	echo "run-tests: finished in $(($(date +%s) - start)) s"
+	if [ ${#citus_notes[@]} -gt 0 ]; then
+		echo "citus cluster test (012_citus.pl): $(IFS=';'; echo "${citus_notes[*]}" | sed 's/;/; /g')"
+	fi
 	echo "compspill: $npassed passed, $nfailed failed"
 	exit "$rc"
 }
@@ -236,7 +246,15 @@ run_suite()
 		done
 	fi
 
-	# 5. TAP tests, as an unprivileged user on a copy of the tree
+	# 5. TAP tests, as an unprivileged user on a copy of the tree; first
+	# Citus for this server, for the cluster test (012_citus.pl)
+	if [ -z "${REGRESS_ONLY:-}" ] && [ -z "${COMPSPILL_SKIP_CITUS:-}" ]; then
+		step "build Citus for this server (test/build-citus.sh, once per machine)"
+		if ! bash test/build-citus.sh --pg-config "$PG_CONFIG"; then
+			echo "run-tests: could not build Citus; 012_citus.pl will skip"
+			nfailed=$((nfailed + 1))
+		fi
+	fi
 	if [ -z "${REGRESS_ONLY:-}" ]; then
 		step "TAP tests (prove)"
 		tapdir=$(mktemp -d -t compspill-tap.XXXXXX)
@@ -282,6 +300,18 @@ run_suite()
 		npassed=$((npassed + nfiles - nbad))
 		[ "$npassed" -lt 0 ] && npassed=0
 		nfailed=$((nfailed + nbad))
+
+		# what the Citus cluster test said it ran on, or why it skipped
+		citus_ran=$(sed -n 's/.*# Citus cluster test: //p' "$prove_log" | tail -1)
+		citus_skip=$(sed -n 's/^test\/t\/012_citus\.pl .*skipped: //p' "$prove_log" | tail -1)
+		if [ -n "$citus_ran" ]; then
+			case $failed_files in
+				*012_citus.pl*) citus_ran="$citus_ran: FAILED" ;;
+			esac
+			citus_notes+=("$citus_ran")
+		elif [ -n "$citus_skip" ]; then
+			citus_notes+=("PostgreSQL $PGVERSION: skipped ($citus_skip)")
+		fi
 
 		if [ "$prove_rc" -ne 0 ]; then
 			echo "run-tests: TAP tests failed (exit $prove_rc); logs follow"
