@@ -133,8 +133,8 @@ echo "build-citus: building Citus $VERSION for PostgreSQL $("$PG_CONFIG" --versi
 (
 	cd "$src"
 	./configure --without-libcurl PG_CONFIG="$PG_CONFIG" >"$log" 2>&1
-	make -j"$NPROC" -s with_llvm=no >>"$log" 2>	make -j"$NPROC" -s >>"$log" 2>&11
-	$SUDO make -s with_llvm=no install >>"$log" 2>	$SUDO make -s install >>"$log" 2>&11
+	make -j"$NPROC" -s with_llvm=no >>"$log" 2>&1
+	$SUDO make -s with_llvm=no install >>"$log" 2>&1
 ) || {
 	echo "build-citus: build failed; last lines of the log:" >&2
 	tail -n 60 "$log" >&2
