@@ -147,8 +147,8 @@ struct CompSpillRunReader
 	MemoryContext cxt;			/* owns the reader and all its buffers */
 
 	/* window of the run: rbuf[0 .. rbuf_len) holds bytes at rbuf_off */
-	char	   *rbuf;			/* aligned */
-	Size		rbuf_cap;		/* a multiple of COMPSPILL_ALIGN */
+	char	   *rbuf;			/* aligned under direct I/O */
+	Size		rbuf_cap;		/* its whole pages (compspill_grow_window) */
 	Size		rbuf_len;
 	off_t		rbuf_off;		/* aligned */
 
@@ -176,6 +176,8 @@ struct CompSpillRunReader
 static void compspill_emit_frame(CompSpill *sp);
 static pg_crc32c compspill_frame_crc(const CompSpillFrameHeader *hdr,
 									 const char *payload);
+static void compspill_grow_window(CompSpillRunReader *r, Size need,
+								  Size keep);
 static const char *compspill_read_window(CompSpillRunReader *r, off_t pos,
 										 Size len);
 static bool compspill_load_frame(CompSpillRunReader *r);
@@ -898,8 +900,7 @@ CompSpillReaderCreate(CompSpill *sp)
 	r->sp = sp;
 	r->cxt = cxt;
 
-	CompSpillGrowBuffer(cxt, &r->rbuf, &r->rbuf_cap, rbuf, 0,
-						CompSpillFileAligned(sp->file));
+	compspill_grow_window(r, rbuf, 0);
 	if (dbuf > 0)
 		CompSpillGrowBuffer(cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0, false);
 
@@ -1105,15 +1106,38 @@ CompSpillRunMapReserve(CompSpill *sp, int64 bytes)
 }
 
 /*
+ * Grow the read buffer so that it holds at least need bytes, a multiple of
+ * the page, keeping its first keep bytes, and count only its whole pages as
+ * the window's capacity.  Under buffered I/O the buffer is not aligned and
+ * its size is not rounded to the page (CompSpillGrowBuffer), but every read
+ * into the window must be whole pages: CompSpillFileRead takes nothing
+ * else, and only a window of whole pages can carry its last pages over to
+ * the next refill.  What the buffer holds beyond its last whole page is
+ * allocated, and counted as the reader's memory, all the same.
+ */
+static void
+compspill_grow_window(CompSpillRunReader *r, Size need, Size keep)
+{
+	Assert((need % COMPSPILL_ALIGN) == 0);
+	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, need, keep,
+						CompSpillFileAligned(r->sp->file));
+	r->rbuf_cap = COMPSPILL_ALIGN_DOWN(r->rbuf_cap);
+	Assert(r->rbuf_cap >= need);
+}
+
+/*
  * Make the file bytes [pos, pos + len) available in the read window and
  * return a pointer to them.  A refill reads as much as the buffer holds, up
  * to the end of the run, so consecutive small frames come from one read;
- * the read fails if the file ends before pos + len.
+ * the whole pages at the window's end that the new range starts in are
+ * moved down rather than read again, so that each page of a run read
+ * forward is read once; the read fails if the file ends before pos + len.
  */
 static const char *
 compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 {
 	off_t		start;
+	off_t		whole;
 	Size		span;
 	Size		keep = 0;
 	Size		want;
@@ -1148,20 +1172,20 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 	want = Max(want, COMPSPILL_ALIGN_UP(span));
 
 	/*
-	 * If the window's aligned end lies inside the new range, its last pages
-	 * can be moved down instead of being read again.
+	 * If the new range starts inside the window's whole pages, they can be
+	 * moved down instead of being read again.  A window that ends inside a
+	 * page (at the end of a run still being written) keeps its whole pages
+	 * only: they lie below the run's length, so they are final.
 	 */
-	if (r->rbuf_len > 0 && (r->rbuf_len % COMPSPILL_ALIGN) == 0 &&
-		start >= r->rbuf_off &&
-		start < r->rbuf_off + (off_t) r->rbuf_len)
-		keep = r->rbuf_len - (Size) (start - r->rbuf_off);
+	whole = r->rbuf_off + (off_t) COMPSPILL_ALIGN_DOWN(r->rbuf_len);
+	if (start >= r->rbuf_off && start < whole)
+		keep = (Size) (whole - start);
 
 	if (keep > 0 && start > r->rbuf_off)
 		memmove(r->rbuf, r->rbuf + (start - r->rbuf_off), keep);
 
 	/* a frame bigger than the buffer: grow it */
-	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, want, keep,
-						CompSpillFileAligned(r->sp->file));
+	compspill_grow_window(r, want, keep);
 
 	Assert(keep < want);
 	need = span > keep ? span - keep : 0;
