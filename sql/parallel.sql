@@ -42,7 +42,7 @@ SELECT par_workers('SELECT * FROM par ORDER BY v, id') AS workers;
 -- per-worker figures: native Sort prints a "Worker N:" line per worker;
 -- compspill's node can print its workers' figures only from its shared
 -- memory, which LOAD does not give it, and says so (the TAP test
--- 012_parallel_explain.pl shows them, preloaded)
+-- 013_parallel_explain.pl shows them, preloaded)
 CREATE FUNCTION par_worker_lines(query text, enabled bool DEFAULT true)
 RETURNS SETOF text LANGUAGE plpgsql AS $f$
 DECLARE

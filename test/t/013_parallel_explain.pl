@@ -1,5 +1,5 @@
 
-# 012_parallel_explain.pl
+# 013_parallel_explain.pl
 #	  Per-worker figures under Gather Merge, with compspill in
 #	  shared_preload_libraries: EXPLAIN ANALYZE of a CompSpill Sort or
 #	  Incremental Sort run by parallel workers lists the same workers, in
@@ -60,7 +60,7 @@ my $rescanq =
   . '(SELECT v FROM par ORDER BY v, id OFFSET 0) q) c';
 
 # EXPLAIN ANALYZE $query after $setup in $format, with $extra options
-sub explain
+sub explain_out
 {
 	my ($n, $setup, $query, $format, $extra) = @_;
 	$extra = $extra ? ", $extra" : '';
@@ -71,7 +71,8 @@ sub explain
 
 # The per-worker entries of the sort node in EXPLAIN's output, in order:
 # "N:first item" for each, where the first item is what native prints first
-# for a worker (its sort method or its first group line).  In text, also
+# for a worker (its sort method or its first group line; not the method
+# itself, which depends on how many rows the worker got in that run).  In text, also
 # where they are: each entry says how far it is indented and whether it
 # comes after the sort node's line and before its child's.
 sub workers_of
@@ -96,7 +97,7 @@ sub workers_of
 			push @w,
 			  sprintf('%d:%s at %d', $2, $3, length($1) - $indent)
 			  if $lines[$i] =~
-			  /^(\s*)Worker (\d+):  (Sort Method: [a-z ]+?|Full-sort Groups)(  |:)/;
+			  /^(\s*)Worker (\d+):  (Sort Method|Full-sort Groups):/;
 		}
 		return join(', ', @w);
 	}
@@ -105,7 +106,7 @@ sub workers_of
 		my $sort = sort_node(decode_json($out)->[0]{Plan});
 		for my $wk (@{ $sort->{Workers} // [] })
 		{
-			push @w, "$wk->{'Worker Number'}:Sort Method: $wk->{'Sort Method'}"
+			push @w, "$wk->{'Worker Number'}:Sort Method"
 			  if exists $wk->{'Sort Method'};
 			push @w, "$wk->{'Worker Number'}:Full-sort Groups"
 			  if exists $wk->{'Full-sort Groups'};
@@ -117,14 +118,14 @@ sub workers_of
 		while ($out =~
 			/- Worker Number: (\d+)\n\s+(Sort Method: "([^"]+)"|Full-sort Groups:)/g)
 		{
-			push @w, defined $3 ? "$1:Sort Method: $3" : "$1:Full-sort Groups";
+			push @w, defined $3 ? "$1:Sort Method" : "$1:Full-sort Groups";
 		}
 		return join(', ', @w);
 	}
 	while ($out =~
 		m{<Worker-Number>(\d+)</Worker-Number>\s*(<Sort-Method>([^<]+)</Sort-Method>|<Incremental-Sort-Groups>)}g)
 	{
-		push @w, defined $3 ? "$1:Sort Method: $3" : "$1:Full-sort Groups";
+		push @w, defined $3 ? "$1:Sort Method" : "$1:Full-sort Groups";
 	}
 	return join(', ', @w);
 }
@@ -157,9 +158,9 @@ sub compare_workers
 		my ($nat, $cs, $out);
 		for my $try (1 .. 3)
 		{
-			$nat = workers_of(explain($node, $setup . $native, $query, $format),
+			$nat = workers_of(explain_out($node, $setup . $native, $query, $format),
 				$format);
-			$out = explain($node, $setup, $query, $format);
+			$out = explain_out($node, $setup, $query, $format);
 			$cs = workers_of($out, $format);
 			last if $nat eq $cs;
 		}
@@ -186,39 +187,46 @@ compare_workers('incremental sort', $incset, $incq, 2);
 compare_workers('sort under a rescanned Gather Merge', $rescanset, $rescanq, 2);
 
 # VERBOSE: the worker's rows line comes first, then its sort, as native
-my $vnat = explain($node, $par . $native, $sortq, 'text', 'VERBOSE');
-my $vcs = explain($node, $par, $sortq, 'text', 'VERBOSE');
-my $vpat = qr/Worker (\d+):  actual rows=[\d.]+ loops=1\n\s+Sort Method: external merge/;
+my $vnat = explain_out($node, $par . $native, $sortq, 'text', 'VERBOSE');
+my $vcs = explain_out($node, $par, $sortq, 'text', 'VERBOSE');
+my $vpat = qr/Worker (\d+):  actual rows=[\d.]+ loops=1\n\s+Sort Method: /;
 my @vn = $vnat =~ /$vpat/g;
 my @vc = $vcs =~ /$vpat/g;
 is("@vc", "@vn", "VERBOSE text: each worker's rows, then its sort, as native");
 
-# A worker's figures are those of the rows it sorted (all of them spill at
-# 64kB), and the leader's and workers' together are what compspill_stats
-# counted for the query: one spill each, their runs, their rows.
+# A participant's figures are those of the rows it sorted (each that
+# spilled wrote all of its rows to runs); the leader's rows are the node's
+# less its workers'.  The leader's and the workers' spills together are
+# what compspill_stats counted for the query: one spill each, their runs,
+# their rows.
 $node->safe_psql('postgres', 'SELECT compspill_stats_reset()');
-my $doc = decode_json(explain($node, $par, $sortq, 'json', 'VERBOSE'));
+my $doc = decode_json(explain_out($node, $par, $sortq, 'json', 'VERBOSE'));
 my $sort = sort_node($doc->[0]{Plan});
-my ($spills, $runs, $rows) = (0, 0, 0);
-if (exists $sort->{'Rows Spilled'})
-{
-	$spills++;
-	$runs += $sort->{'Spill Runs'};
-	$rows += $sort->{'Rows Spilled'};
-}
-my $nworkers = 0;
+my $leader_rows =
+  sprintf('%.0f', $sort->{'Actual Rows'} * $sort->{'Actual Loops'});
+my ($spills, $runs, $rows, $nworkers) = (0, 0, 0, 0);
 for my $wk (@{ $sort->{Workers} })
 {
-	next unless exists $wk->{'Rows Spilled'};
+	$leader_rows -= $wk->{'Actual Rows'};
+	next unless exists $wk->{'Sort Method'};
 	$nworkers++;
+	next unless exists $wk->{'Rows Spilled'};
 	is($wk->{'Rows Spilled'}, $wk->{'Actual Rows'},
 		"worker $wk->{'Worker Number'} spilled the rows it returned");
 	$spills++;
 	$runs += $wk->{'Spill Runs'};
 	$rows += $wk->{'Rows Spilled'};
 }
+if (exists $sort->{'Rows Spilled'})
+{
+	is($sort->{'Rows Spilled'}, $leader_rows,
+		'the leader spilled the rows it returned');
+	$spills++;
+	$runs += $sort->{'Spill Runs'};
+	$rows += $sort->{'Rows Spilled'};
+}
 cmp_ok($nworkers, '>=', 2, "$nworkers workers' figures");
-is($rows, 100000, "the leader's and the workers' rows add up to the table's");
+cmp_ok($spills, '>=', 2, "$spills participants spilled");
 is( $node->safe_psql(
 		'postgres',
 		'SELECT spills || \' \' || runs || \' \' || rows_spilled FROM compspill_stats() '
@@ -234,7 +242,7 @@ is( $node->safe_psql(
 my $small = compspill_node('small', preload => 'shared',
 	conf => $conf . "compspill.max_worker_figures = 2\n");
 $small->safe_psql('postgres', $table);
-my $out = explain($small, $par, $sortq, 'text');
+my $out = explain_out($small, $par, $sortq, 'text');
 like($out, qr/Worker Figures: some lost, compspill.max_worker_figures is too small/,
 	'a table too small: EXPLAIN says figures were lost');
 my $shown = () = $out =~ /Worker \d+:  Sort Method/g;
@@ -244,7 +252,7 @@ $small->append_conf('postgresql.conf', "compspill.max_worker_figures = 3\n");
 $small->start;
 for my $i (1 .. 3)
 {
-	$out = explain($small, $par, $sortq, 'text');
+	$out = explain_out($small, $par, $sortq, 'text');
 	my $w = () = $out =~ /Worker \d+:  Sort Method/g;
 	ok($w == 2 && $out !~ /Worker Figures/,
 		"run $i in a table with room for one query: both workers shown");
@@ -254,7 +262,7 @@ my ($ret, $stdout, $stderr) = $small->psql('postgres',
 	  . 'EXPLAIN (ANALYZE) SELECT 1 / (s.v - s.v) FROM '
 	  . "(SELECT * FROM par ORDER BY v, id) s WHERE s.id > 99990");
 like($stderr, qr/division by zero/, 'a query that fails under EXPLAIN ANALYZE');
-$out = explain($small, $par, $sortq, 'text');
+$out = explain_out($small, $par, $sortq, 'text');
 my $after = () = $out =~ /Worker \d+:  Sort Method/g;
 ok($after == 2 && $out !~ /Worker Figures/,
 	'after a failed query its entries are gone: both workers shown');
