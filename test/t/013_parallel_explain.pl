@@ -219,8 +219,10 @@ for my $wk (@{ $sort->{Workers} })
 }
 if (exists $sort->{'Rows Spilled'})
 {
-	is($sort->{'Rows Spilled'}, $leader_rows,
-		'the leader spilled the rows it returned');
+	# before 18, Actual Rows is the average per loop rounded to a row
+	cmp_ok(abs($sort->{'Rows Spilled'} - $leader_rows),
+		'<=', $sort->{'Actual Loops'},
+		"the leader spilled the rows it returned ($leader_rows)");
 	$spills++;
 	$runs += $sort->{'Spill Runs'};
 	$rows += $sort->{'Rows Spilled'};
