@@ -31,7 +31,8 @@ OBJS = \
 	src/codec/cipher.o \
 	src/codec/autocodec.o \
 	src/shared/stats.o \
-	src/shared/activity.o
+	src/shared/activity.o \
+	src/shared/workers.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \

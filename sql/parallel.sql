@@ -39,10 +39,36 @@ SELECT compare_sorted('SELECT id, g FROM par WHERE v % 3 = 0 ORDER BY g, v DESC,
 SELECT (cs_analyze_json('SELECT * FROM par ORDER BY v, id')
         #>> '{0,Plan,Workers Launched}')::int > 0 AS workers_launched;
 SELECT par_workers('SELECT * FROM par ORDER BY v, id') AS workers;
+-- per-worker figures: native Sort prints a "Worker N:" line per worker;
+-- compspill's node can print its workers' figures only from its shared
+-- memory, which LOAD does not give it, and says so (the TAP test
+-- 013_parallel_explain.pl shows them, preloaded)
+CREATE FUNCTION par_worker_lines(query text, enabled bool DEFAULT true)
+RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE
+    line text;
+    old text := current_setting('compspill.enabled');
+BEGIN
+    PERFORM set_config('compspill.enabled', enabled::text, true);
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || query
+    LOOP
+        IF line ~ '^\s*Worker ([0-9]|Figures)' THEN
+            -- whether a worker's share spilled depends on the run
+            RETURN NEXT regexp_replace(btrim(line), '(Sort Method): .*', '\1: ...');
+        END IF;
+    END LOOP;
+    PERFORM set_config('compspill.enabled', old, true);
+END
+$f$;
+SELECT * FROM par_worker_lines('SELECT * FROM par ORDER BY v, id', false);
+SELECT * FROM par_worker_lines('SELECT * FROM par ORDER BY v, id');
+SELECT n->>'Worker Figures' AS worker_figures,
+       jsonb_path_query_array(n, '$.Workers[*]."Sort Method"') AS worker_methods
+FROM cs_nodes(cs_analyze_json('SELECT * FROM par ORDER BY v, id')) n;
+
 -- no leader participation: the workers do all of it (the leader's node
--- does not run, and EXPLAIN has no per-worker figures of a CompSpill Sort:
--- 'none' is all the plan shows; par_workers counts the workers' rows and
--- temp writes)
+-- does not run, and its own figures are the leader's: 'none' is what the
+-- node shows; par_workers counts the workers' rows and temp writes)
 SET parallel_leader_participation = off;
 SELECT compare_sorted('SELECT * FROM par ORDER BY t, id', 'none');
 SELECT par_workers('SELECT * FROM par ORDER BY t, id') AS workers_only;
@@ -86,4 +112,5 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET parallel_leader_participation;
 DROP FUNCTION par_workers(text);
+DROP FUNCTION par_worker_lines(text, bool);
 DROP TABLE par, par_small;

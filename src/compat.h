@@ -39,6 +39,53 @@
 #endif
 
 /*
+ * 18 exported the set-aside groups with which EXPLAIN collects each
+ * parallel worker's lines apart and adds them under the node's "Workers"
+ * group (ExplainOpenSetAsideGroup, ExplainSaveGroup, ExplainRestoreGroup,
+ * in explain_format.c); before 18 they were static in explain.c.  Here
+ * they are what explain.c does with the grouping stack on 15 to 17 (an
+ * int per level in JSON and YAML; only the indentation in XML and text).
+ */
+#if PG_VERSION_NUM < 180000
+static inline void
+ExplainOpenSetAsideGroup(const char *objtype pg_attribute_unused(),
+						 const char *labelname, bool labeled pg_attribute_unused(),
+						 int depth, ExplainState *es)
+{
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		return;
+	if (es->format == EXPLAIN_FORMAT_JSON)
+		es->grouping_stack = lcons_int(0, es->grouping_stack);
+	else if (es->format == EXPLAIN_FORMAT_YAML)
+		es->grouping_stack = lcons_int(labelname ? 1 : 0, es->grouping_stack);
+	es->indent += depth;
+}
+
+static inline void
+ExplainSaveGroup(ExplainState *es, int depth, int *state_save)
+{
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		return;
+	es->indent -= depth;
+	if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
+	{
+		*state_save = linitial_int(es->grouping_stack);
+		es->grouping_stack = list_delete_first(es->grouping_stack);
+	}
+}
+
+static inline void
+ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
+{
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		return;
+	if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
+		es->grouping_stack = lcons_int(*state_save, es->grouping_stack);
+	es->indent += depth;
+}
+#endif
+
+/*
  * 18 replaced pg_attribute_noreturn(), written after a declaration, with
  * pg_noreturn, written before it.  GCC and Clang take the attribute in
  * front too, so older servers get pg_noreturn spelled with the old macro.

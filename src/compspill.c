@@ -34,6 +34,7 @@
 #include "nodes/recursivenode.h"
 #include "nodes/sortnode.h"
 #include "shared/stats.h"
+#include "shared/workers.h"
 
 COMPSPILL_MODULE_MAGIC(COMPSPILL_VERSION);
 
@@ -47,6 +48,7 @@ int			compspill_write_size = 1024;
 int			compspill_log_spills = -1;
 int			compspill_max_temp_space = -1;
 int			compspill_max_statements = 5000;
+int			compspill_max_worker_figures = COMPSPILL_WORKER_FIGURES_DEFAULT;
 int			compspill_encryption = COMPSPILL_ENCRYPTION_OFF;
 int			compspill_frame_kind = COMPSPILL_FRAME_KIND_AUTO;
 
@@ -192,6 +194,16 @@ _PG_init(void)
 								&compspill_max_statements,
 								5000,
 								100, COMPSPILL_MAX_STATEMENTS,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("compspill.max_worker_figures",
+								"Sets the number of parallel workers' node figures kept for EXPLAIN ANALYZE.",
+								"Each node a leader's EXPLAIN ANALYZE watches takes one, and one per worker that ran it.",
+								&compspill_max_worker_figures,
+								COMPSPILL_WORKER_FIGURES_DEFAULT,
+								1, COMPSPILL_MAX_WORKER_FIGURES,
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);

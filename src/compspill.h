@@ -45,6 +45,8 @@
  *	  stats.c			cumulative statistics, the cap, the log line, the
  *						sum of two operations' spill figures
  *	  activity.c		compspill_activity: the spills in progress
+ *	  workers.c			per-worker figures of parallel workers, for the
+ *						leader's EXPLAIN ANALYZE
  *
  * This header holds only what several layers share: the settings and
  * their per-operation capture, the codec and phase enums, the spill
@@ -115,6 +117,7 @@ extern int	compspill_write_size;	/* kB */
 extern int	compspill_log_spills;	/* kB, -1: off */
 extern int	compspill_max_temp_space;	/* kB, -1: off */
 extern int	compspill_max_statements;
+extern int	compspill_max_worker_figures;
 extern int	compspill_encryption;
 extern int	compspill_frame_kind;
 

@@ -10,6 +10,15 @@
  * text as a few "Spill ..." lines and in the structured formats as
  * properties with the same names in every node.
  *
+ * Under Gather and Gather Merge, a sort node prints what each parallel
+ * worker did where native prints it: in text a "Worker N:" line after the
+ * node's own, in the structured formats a "Workers" group of one object
+ * per worker.  EXPLAIN collects those apart, in one buffer per worker, and
+ * adds them at the end of the node (after VERBOSE's per-worker rows and
+ * BUFFERS' per-worker blocks, which go in the same buffers); the functions
+ * that open and close a worker's buffer are explain.c's own, and are
+ * written again here, on the same ExplainWorkersState.
+ *
  * IDENTIFICATION
  *	  src/nodes/explain.c
  *
@@ -17,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
@@ -28,6 +38,7 @@
 
 #include "compspill.h"
 #include "nodes/explain.h"
+#include "shared/workers.h"
 
 /*
  * Indent a new line of text-format EXPLAIN output to the current level.
@@ -391,4 +402,120 @@ CompSpillExplainGroups(const char *label, const CompSpillGroupInfo *g,
 		ExplainCloseGroup("Sort Space", "Sort Space Disk", true, es);
 	}
 	ExplainCloseGroup("Incremental Sort Groups", name, true, es);
+}
+
+/*
+ * Begin or resume output into the buffer of worker n, as EXPLAIN's own
+ * ExplainOpenWorker does: the first time, a "Worker N:" prefix in text or
+ * a "Worker Number" field in the other formats.
+ */
+static void
+compspill_explain_open_worker(int n, ExplainState *es)
+{
+	ExplainWorkersState *wstate = es->workers_state;
+
+	Assert(n >= 0 && n < wstate->num_workers);
+	wstate->prev_str = es->str;
+	es->str = &wstate->worker_str[n];
+	if (!wstate->worker_inited[n])
+	{
+		initStringInfo(&wstate->worker_str[n]);
+		/* one level more: the buffer goes inside a "Workers" group */
+		ExplainOpenSetAsideGroup("Worker", NULL, true, 2, es);
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Worker Number", NULL, n, es);
+		wstate->worker_inited[n] = true;
+	}
+	else
+		ExplainRestoreGroup(es, 2, &wstate->worker_state_save[n]);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		if (es->str->len == 0)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str, "Worker %d:  ", n);
+		}
+		es->indent++;
+	}
+}
+
+/*
+ * End output into the buffer of worker n, as EXPLAIN's own
+ * ExplainCloseWorker does: a text line left unfinished is taken back.
+ */
+static void
+compspill_explain_close_worker(int n, ExplainState *es)
+{
+	ExplainWorkersState *wstate = es->workers_state;
+
+	ExplainSaveGroup(es, 2, &wstate->worker_state_save[n]);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		while (es->str->len > 0 && es->str->data[es->str->len - 1] != '\n')
+			es->str->data[--(es->str->len)] = '\0';
+		es->indent--;
+	}
+	es->str = wstate->prev_str;
+}
+
+/*
+ * Print, for each parallel worker that ran the node ps, the figures it
+ * published (size bytes read into figures, then print called on them), in
+ * the worker's part of the node's output; and if the node ran in workers
+ * but some figures cannot be had, say why.  With workers hidden (an
+ * invisible Gather of debug_parallel_query), the figures are printed as
+ * the node's own, as native does.
+ */
+void
+CompSpillExplainWorkers(PlanState *ps, CompSpillWorkersWatch *watch,
+						void *figures, Size size,
+						CompSpillExplainWorkerFn print, ExplainState *es)
+{
+	WorkerInstrumentation *wi = ps->worker_instrument;
+	bool		ran = false;
+	const char *problem = NULL;
+
+	if (!es->analyze || wi == NULL)
+		return;
+	for (int n = 0; n < wi->num_workers; n++)
+		ran |= wi->instrument[n].nloops > 0;
+	if (!ran)
+		return;
+
+	switch (CompSpillWorkersCheck(watch))
+	{
+		case COMPSPILL_WORKERS_OK:
+			break;
+		case COMPSPILL_WORKERS_NOT_PRELOADED:
+			problem = "need compspill in shared_preload_libraries";
+			break;
+		case COMPSPILL_WORKERS_FULL:
+			problem = "some lost, compspill.max_worker_figures is too small";
+			break;
+		case COMPSPILL_WORKERS_AMBIGUOUS:
+			problem = "not known, the statement runs twice at once in this backend";
+			break;
+	}
+
+	for (int n = 0; n < wi->num_workers; n++)
+	{
+		if (!CompSpillWorkersFetch(watch, n, figures, size))
+			continue;
+		if (es->workers_state)
+			compspill_explain_open_worker(n, es);
+		print(figures, es);
+		if (es->workers_state)
+			compspill_explain_close_worker(n, es);
+	}
+
+	if (problem == NULL)
+		return;
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str, "Worker Figures: %s\n", problem);
+	}
+	else
+		ExplainPropertyText("Worker Figures", problem, es);
 }

@@ -36,6 +36,13 @@ typedef struct CompSpillGroupInfo
 struct ExplainState;
 struct Tuplestorestate;
 struct Plan;
+struct PlanState;
+struct CompSpillWorkersWatch;
+
+/* prints the figures one parallel worker published for a node */
+typedef void (*CompSpillExplainWorkerFn) (const void *figures,
+										  struct ExplainState *es);
+
 extern void CompSpillExplainIndent(struct ExplainState *es);
 extern void CompSpillExplainSpill(CompSpillStats *st, struct ExplainState *es);
 extern void CompSpillExplainStore(bool spilled, CompSpillStats *st,
@@ -55,5 +62,10 @@ extern void CompSpillExplainSortKeys(const char *label, struct Plan *plan,
 extern void CompSpillExplainGroups(const char *label,
 								   const CompSpillGroupInfo *g,
 								   struct ExplainState *es);
+extern void CompSpillExplainWorkers(struct PlanState *ps,
+									struct CompSpillWorkersWatch *watch,
+									void *figures, Size size,
+									CompSpillExplainWorkerFn print,
+									struct ExplainState *es);
 
 #endif							/* COMPSPILL_EXPLAIN_H */

@@ -42,6 +42,11 @@
  * of all of them.  Where the prefix is not a plain table column with
  * statistics, it has no estimate, as a sort the plan expects to fit.
  *
+ * Under Gather Merge, each parallel worker's node publishes its groups and
+ * spill figures when its execution ends (shared/workers.c), and the
+ * leader's EXPLAIN ANALYZE prints them per worker, where native prints
+ * its per-worker group lines; the node's own lines are the leader's.
+ *
  * PostgreSQL's incremental sort supports neither backward scans nor mark
  * and restore, so the planner never asks them of this node (a scrollable
  * cursor gets a Material above it).  A rescan starts from the first group
@@ -58,6 +63,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_statistic.h"
 #include "executor/executor.h"
@@ -73,6 +79,7 @@
 #include "compspill.h"
 #include "nodes/explain.h"
 #include "nodes/incsortnode.h"
+#include "shared/workers.h"
 #include "sort/sorter.h"
 
 /* the node's name in the log line and compspill_activity */
@@ -133,13 +140,36 @@ typedef struct CompSpillIncSortState
 	TupleTableSlot *transfer;	/* a row on its way from the full sort */
 	CompSpillIncBatch full;		/* sort on all keys */
 	CompSpillIncBatch presorted;	/* sort on the keys after the prefix */
+
+	/* parallel workers: the leader's watch, the worker's publication */
+	CompSpillWorkersWatch *watch;
+	bool		published;
 } CompSpillIncSortState;
+
+/*
+ * What EXPLAIN ANALYZE prints of the node: its groups of each kind, its
+ * memory peak and the spill figures of its two sorts together; what a
+ * parallel worker's node publishes for the leader.
+ */
+typedef struct CompSpillIncSortFigures
+{
+	bool		use_tuplesort;	/* the tuplesort fallback sorted */
+	CompSpillGroupInfo full;
+	CompSpillGroupInfo presorted;
+	int64		peak_mem;
+	bool		spilled;
+	CompSpillStats spill;
+} CompSpillIncSortFigures;
+
+StaticAssertDecl(sizeof(CompSpillIncSortFigures) <= COMPSPILL_WORKER_FIGURES_SIZE,
+				 "incremental sort figures do not fit in a worker entry");
 
 static Node *compspill_incsort_create_state(CustomScan *cscan);
 static void compspill_incsort_begin(CustomScanState *node, EState *estate,
 									int eflags);
 static TupleTableSlot *compspill_incsort_exec(CustomScanState *node);
 static void compspill_incsort_end(CustomScanState *node);
+static void compspill_incsort_shutdown(CustomScanState *node);
 static void compspill_incsort_rescan(CustomScanState *node);
 static void compspill_incsort_explain(CustomScanState *node, List *ancestors,
 									  ExplainState *es);
@@ -156,6 +186,7 @@ static const CustomExecMethods compspill_incsort_exec_methods = {
 	.EndCustomScan = compspill_incsort_end,
 	.ReScanCustomScan = compspill_incsort_rescan,
 	.ExplainCustomScan = compspill_incsort_explain,
+	.ShutdownCustomScan = compspill_incsort_shutdown,
 };
 
 /*
@@ -446,6 +477,9 @@ compspill_incsort_begin(CustomScanState *node, EState *estate, int eflags)
 		state->presorted.ts_slot = MakeSingleTupleTableSlot(tupdesc,
 															&TTSOpsMinimalTuple);
 	}
+
+	/* in the leader of EXPLAIN ANALYZE, watch for the workers' figures */
+	state->watch = CompSpillWorkersWatchBegin(&node->ss.ps);
 }
 
 /*
@@ -816,6 +850,70 @@ compspill_incsort_keep_peak(CompSpillIncBatch *batch)
 }
 
 /*
+ * Fill f with what EXPLAIN prints of the node; return false if it sorted
+ * no group.
+ */
+static bool
+compspill_incsort_figures(CompSpillIncSortState *state,
+						  CompSpillIncSortFigures *f)
+{
+	CompSpillIncBatch *batches[2] = {&state->full, &state->presorted};
+
+	memset(f, 0, sizeof(*f));
+	f->use_tuplesort = state->use_tuplesort;
+	f->full = state->full.groups;
+	f->presorted = state->presorted.groups;
+	if (f->full.groups == 0)
+		return false;
+
+	for (int i = 0; i < 2; i++)
+	{
+		CompSpillIncBatch *batch = batches[i];
+
+		if (batch->sorter == NULL)
+			continue;
+		compspill_incsort_keep_peak(batch);
+		f->peak_mem = Max(f->peak_mem, batch->peak_mem);
+		if (CompSpillSorterSpilled(batch->sorter))
+		{
+			if (!f->spilled)
+				f->spill = *CompSpillSorterStats(batch->sorter);
+			else
+				CompSpillStatsAdd(&f->spill,
+								  CompSpillSorterStats(batch->sorter));
+			f->spilled = true;
+		}
+	}
+	return true;
+}
+
+/*
+ * In a parallel worker, publish the node's figures for the leader's
+ * EXPLAIN, once.
+ */
+static void
+compspill_incsort_publish(CompSpillIncSortState *state)
+{
+	CompSpillIncSortFigures f;
+
+	if (!IsParallelWorker() || state->published)
+		return;
+	state->published = true;
+	if (compspill_incsort_figures(state, &f))
+		CompSpillWorkersPublish(&state->css.ss.ps, &f, sizeof(f));
+}
+
+/*
+ * The execution ends (in a parallel worker, before the leader is told the
+ * worker is done): publish the worker's figures.
+ */
+static void
+compspill_incsort_shutdown(CustomScanState *node)
+{
+	compspill_incsort_publish((CompSpillIncSortState *) node);
+}
+
+/*
  * Shut the node down: release both sorts and the child.
  */
 static void
@@ -824,6 +922,9 @@ compspill_incsort_end(CustomScanState *node)
 	CompSpillIncSortState *state = (CompSpillIncSortState *) node;
 	CompSpillIncBatch *batches[2] = {&state->full, &state->presorted};
 
+	/* a worker whose execution did not reach shutdown */
+	compspill_incsort_publish(state);
+	CompSpillWorkersWatchEnd(state->watch);
 	for (int i = 0; i < 2; i++)
 	{
 		CompSpillIncBatch *batch = batches[i];
@@ -875,9 +976,42 @@ compspill_incsort_rescan(CustomScanState *node)
 }
 
 /*
- * EXPLAIN: the sort and presorted keys, and with ANALYZE the groups of
- * each kind as native prints them, then the memory peak and, if a group
- * spilled, the spill figures of the node's sorts together.
+ * Print the groups of each kind as native prints them, then the memory
+ * peak and, if a group spilled, the spill figures of the node's sorts
+ * together: the leader's, or one parallel worker's.
+ */
+static void
+compspill_incsort_explain_figures(const void *figures, ExplainState *es)
+{
+	const CompSpillIncSortFigures *f = figures;
+	CompSpillStats spill = f->spill;
+
+	CompSpillExplainGroups("Full-sort", &f->full, es);
+	if (f->presorted.groups > 0)
+		CompSpillExplainGroups("Pre-sorted", &f->presorted, es);
+
+	if (f->use_tuplesort)
+	{
+		ExplainPropertyBool("Tuplesort Fallback", true, es);
+		return;
+	}
+
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyInteger("Peak Memory Used", "kB",
+							   (f->peak_mem + 1023) / 1024, es);
+	else if (f->spilled)
+	{
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str, "Peak Memory: " INT64_FORMAT "kB\n",
+						 (f->peak_mem + 1023) / 1024);
+	}
+	if (f->spilled)
+		CompSpillExplainSpill(&spill, es);
+}
+
+/*
+ * EXPLAIN: the sort and presorted keys, and with ANALYZE what the leader's
+ * node and each parallel worker's did.
  */
 static void
 compspill_incsort_explain(CustomScanState *node, List *ancestors,
@@ -885,10 +1019,7 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 {
 	CompSpillIncSortState *state = (CompSpillIncSortState *) node;
 	CompSpillSortSpec *spec = &state->full.spec;
-	CompSpillIncBatch *batches[2] = {&state->full, &state->presorted};
-	CompSpillStats sum;
-	bool		spilled = false;
-	int64		peak = 0;
+	CompSpillIncSortFigures f;
 
 	CompSpillExplainSortKeys("Sort Key", node->ss.ps.plan, spec->nkeys,
 							 spec->attnums, spec->sortops, spec->collations,
@@ -897,46 +1028,11 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 							 state->npresorted, spec->attnums, NULL, NULL,
 							 NULL, ancestors, es);
 
-	if (!es->analyze || state->full.groups.groups == 0)
+	if (!es->analyze)
 		return;
 
-	CompSpillExplainGroups("Full-sort", &state->full.groups, es);
-	if (state->presorted.groups.groups > 0)
-		CompSpillExplainGroups("Pre-sorted", &state->presorted.groups, es);
-
-	if (state->use_tuplesort)
-	{
-		ExplainPropertyBool("Tuplesort Fallback", true, es);
-		return;
-	}
-
-	for (int i = 0; i < 2; i++)
-	{
-		CompSpillIncBatch *batch = batches[i];
-
-		if (batch->sorter == NULL)
-			continue;
-		compspill_incsort_keep_peak(batch);
-		peak = Max(peak, batch->peak_mem);
-		if (CompSpillSorterSpilled(batch->sorter))
-		{
-			if (!spilled)
-				sum = *CompSpillSorterStats(batch->sorter);
-			else
-				CompSpillStatsAdd(&sum, CompSpillSorterStats(batch->sorter));
-			spilled = true;
-		}
-	}
-
-	if (es->format != EXPLAIN_FORMAT_TEXT)
-		ExplainPropertyInteger("Peak Memory Used", "kB", (peak + 1023) / 1024,
-							   es);
-	else if (spilled)
-	{
-		CompSpillExplainIndent(es);
-		appendStringInfo(es->str, "Peak Memory: " INT64_FORMAT "kB\n",
-						 (peak + 1023) / 1024);
-	}
-	if (spilled)
-		CompSpillExplainSpill(&sum, es);
+	if (compspill_incsort_figures(state, &f))
+		compspill_incsort_explain_figures(&f, es);
+	CompSpillExplainWorkers(&node->ss.ps, state->watch, &f, sizeof(f),
+							compspill_incsort_explain_figures, es);
 }

@@ -20,6 +20,12 @@
  * backward or restore; otherwise the child is read and sorted again, so
  * that a volatile child gives fresh rows.
  *
+ * Under Gather or Gather Merge, each parallel worker's node publishes its
+ * sort's figures when its execution ends (shared/workers.c), and the
+ * leader's EXPLAIN ANALYZE prints them per worker, where native Sort
+ * prints its per-worker "Sort Method" lines; the node's own lines are the
+ * leader's sort only, as native Sort's are.
+ *
  * The sorter hands out rows either in a minimal-tuple slot (in-memory sort)
  * or in a virtual slot whose values point into a decoded block (merge), so
  * the node declares its result slot type as not fixed.
@@ -31,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -47,6 +54,7 @@
 #include "compspill.h"
 #include "nodes/explain.h"
 #include "nodes/sortnode.h"
+#include "shared/workers.h"
 #include "sort/sorter.h"
 
 typedef struct CompSpillSortState
@@ -67,12 +75,33 @@ typedef struct CompSpillSortState
 	int64		last_space;
 	CompSpillStats last_stats;
 	TuplesortInstrumentation last_ts;
+
+	/* parallel workers: the leader's watch, the worker's publication */
+	CompSpillWorkersWatch *watch;
+	bool		published;
 } CompSpillSortState;
+
+/*
+ * What a parallel worker's node publishes for the leader's EXPLAIN: its
+ * last sort's figures, as the node prints its own.
+ */
+typedef struct CompSpillSortFigures
+{
+	bool		use_tuplesort;	/* the tuplesort fallback sorted */
+	TuplesortInstrumentation ts;	/* its figures */
+	bool		spilled;		/* else the compspill sorter's */
+	int64		space;
+	CompSpillStats stats;
+} CompSpillSortFigures;
+
+StaticAssertDecl(sizeof(CompSpillSortFigures) <= COMPSPILL_WORKER_FIGURES_SIZE,
+				 "sort figures do not fit in a worker entry");
 
 static Node *compspill_create_state(CustomScan *cscan);
 static void compspill_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *compspill_exec(CustomScanState *node);
 static void compspill_end(CustomScanState *node);
+static void compspill_shutdown(CustomScanState *node);
 static void compspill_rescan(CustomScanState *node);
 static void compspill_mark(CustomScanState *node);
 static void compspill_restore(CustomScanState *node);
@@ -93,6 +122,7 @@ static const CustomExecMethods compspill_exec_methods = {
 	.MarkPosCustomScan = compspill_mark,
 	.RestrPosCustomScan = compspill_restore,
 	.ExplainCustomScan = compspill_explain,
+	.ShutdownCustomScan = compspill_shutdown,
 };
 
 /*
@@ -225,6 +255,9 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 		state->ts_slot = ExecAllocTableSlot(&estate->es_tupleTable,
 											ExecGetResultType(&node->ss.ps),
 											&TTSOpsMinimalTuple);
+
+	/* in the leader of EXPLAIN ANALYZE, watch for the workers' figures */
+	state->watch = CompSpillWorkersWatchBegin(&node->ss.ps);
 }
 
 /*
@@ -335,6 +368,62 @@ compspill_release(CompSpillSortState *state)
 }
 
 /*
+ * Fill f with the figures of the current or the last sort; return false
+ * if the node has not sorted.
+ */
+static bool
+compspill_figures(CompSpillSortState *state, CompSpillSortFigures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->use_tuplesort = state->use_tuplesort;
+	if (state->tuplesort)
+		tuplesort_get_stats(state->tuplesort, &f->ts);
+	else if (state->sorter)
+	{
+		f->spilled = CompSpillSorterSpilled(state->sorter);
+		f->space = CompSpillSorterSpaceUsed(state->sorter);
+		f->stats = *CompSpillSorterStats(state->sorter);
+	}
+	else if (!state->have_last)
+		return false;
+	else if (state->use_tuplesort)
+		f->ts = state->last_ts;
+	else
+	{
+		f->spilled = state->last_spilled;
+		f->space = state->last_space;
+		f->stats = state->last_stats;
+	}
+	return true;
+}
+
+/*
+ * In a parallel worker, publish the sort's figures for the leader's
+ * EXPLAIN, once.
+ */
+static void
+compspill_publish(CompSpillSortState *state)
+{
+	CompSpillSortFigures f;
+
+	if (!IsParallelWorker() || state->published)
+		return;
+	state->published = true;
+	if (compspill_figures(state, &f))
+		CompSpillWorkersPublish(&state->css.ss.ps, &f, sizeof(f));
+}
+
+/*
+ * The execution ends (in a parallel worker, before the leader is told the
+ * worker is done): publish the worker's figures.
+ */
+static void
+compspill_shutdown(CustomScanState *node)
+{
+	compspill_publish((CompSpillSortState *) node);
+}
+
+/*
  * Shut the node down.
  */
 static void
@@ -342,6 +431,9 @@ compspill_end(CustomScanState *node)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
 
+	/* a worker whose execution did not reach shutdown */
+	compspill_publish(state);
+	CompSpillWorkersWatchEnd(state->watch);
 	if (state->ts_slot)
 		ExecClearTuple(state->ts_slot);
 	compspill_release(state);
@@ -547,12 +639,29 @@ compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 }
 
 /*
- * EXPLAIN: the sort keys, and with ANALYZE how the sort went.
+ * Print what one parallel worker's sort did, as the node prints its own.
+ */
+static void
+compspill_explain_worker(const void *figures, ExplainState *es)
+{
+	const CompSpillSortFigures *f = figures;
+	CompSpillSortFigures copy = *f;
+
+	if (f->use_tuplesort)
+		compspill_explain_tuplesort(&copy.ts, es);
+	else
+		compspill_explain_sorter(f->spilled, f->space, &copy.stats, es);
+}
+
+/*
+ * EXPLAIN: the sort keys, and with ANALYZE how the sort went, in the
+ * leader and in each parallel worker.
  */
 static void
 compspill_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
+	CompSpillSortFigures f;
 
 	compspill_explain_keys(state, ancestors, es);
 
@@ -575,4 +684,7 @@ compspill_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	else if (state->have_last)
 		compspill_explain_sorter(state->last_spilled, state->last_space,
 								 &state->last_stats, es);
+
+	CompSpillExplainWorkers(&node->ss.ps, state->watch, &f, sizeof(f),
+							compspill_explain_worker, es);
 }

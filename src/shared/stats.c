@@ -84,6 +84,7 @@
 #include "compspill.h"
 #include "shared/activity.h"
 #include "shared/stats.h"
+#include "shared/workers.h"
 
 /* entries of the per-database table */
 #define COMPSPILL_MAX_DATABASES		256
@@ -173,8 +174,10 @@ compspill_shmem_request(void)
 	size = add_size(size, hash_estimate_size(compspill_max_statements,
 											 sizeof(CompSpillStatEntry)));
 	size = add_size(size, CompSpillActivityShmemSize());
+	size = add_size(size, CompSpillWorkersShmemSize());
 	RequestAddinShmemSpace(size);
 	RequestNamedLWLockTranche("compspill", 1);
+	CompSpillWorkersShmemRequest();
 }
 
 /* Attach to one of the statistics tables, creating it in the postmaster */
@@ -213,6 +216,7 @@ compspill_shmem_startup(void)
 	compspill_stmt_table = compspill_table_init("compspill statements",
 												compspill_max_statements);
 	CompSpillActivityShmemInit();
+	CompSpillWorkersShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
