@@ -44,21 +44,11 @@ SELECT par_workers('SELECT * FROM par ORDER BY v, id') AS workers;
 -- memory, which LOAD does not give it, and says so (the TAP test
 -- 013_parallel_explain.pl shows them, preloaded)
 CREATE FUNCTION par_worker_lines(query text, enabled bool DEFAULT true)
-RETURNS SETOF text LANGUAGE plpgsql AS $f$
-DECLARE
-    line text;
-    old text := current_setting('compspill.enabled');
-BEGIN
-    PERFORM set_config('compspill.enabled', enabled::text, true);
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || query
-    LOOP
-        IF line ~ '^\s*Worker ([0-9]|Figures)' THEN
-            -- whether a worker's share spilled depends on the run
-            RETURN NEXT regexp_replace(btrim(line), '(Sort Method): .*', '\1: ...');
-        END IF;
-    END LOOP;
-    PERFORM set_config('compspill.enabled', old, true);
-END
+RETURNS SETOF text LANGUAGE sql AS $f$
+    -- whether a worker's share spilled depends on the run
+    SELECT regexp_replace(btrim(l), '(Sort Method): .*', '\1: ...')
+      FROM cs_explain(query, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF', enabled) l
+     WHERE l ~ '^\s*Worker ([0-9]|Figures)'
 $f$;
 SELECT * FROM par_worker_lines('SELECT * FROM par ORDER BY v, id', false);
 SELECT * FROM par_worker_lines('SELECT * FROM par ORDER BY v, id');
