@@ -20,7 +20,7 @@
 # where postgresql-common's pg_virtualenv looks for a major's binaries.
 #
 # With --cassert the server is configured with --enable-cassert (assertions,
-# freed-memory clobbering, slot and node-type checks) and -O1, into
+# freed-memory clobbering, slot and node-type checks) and -O2, into
 # postgresql-<version>-cassert beside the production build.  The test suite
 # runs on the assert-enabled build; the benchmark keeps the production one.
 # Whichever was named last is linked as /usr/lib/postgresql/<major>.
@@ -111,7 +111,7 @@ trap 'rm -rf "$work"' EXIT
 echo "build-pg: building PostgreSQL $VERSION${CASSERT:+ (assertions enabled)} into $PREFIX (make -j$NPROC)"
 if [ -n "$CASSERT" ]; then
 	config_extra=(--enable-cassert)
-	cflags='-O1'
+	cflags='-O2'
 else
 	config_extra=()
 	cflags='-O2'
