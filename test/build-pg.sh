@@ -109,13 +109,8 @@ work=$(mktemp -d -t compspill-pg-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "build-pg: building PostgreSQL $VERSION${CASSERT:+ (assertions enabled)} into $PREFIX (make -j$NPROC)"
-if [ -n "$CASSERT" ]; then
-	config_extra=(--enable-cassert)
-	cflags='-O2'
-else
-	config_extra=()
-	cflags='-O2'
-fi
+config_extra=()
+[ -n "$CASSERT" ] && config_extra=(--enable-cassert)
 tar -xjf "$TARBALL" -C "$work"
 src=$work/postgresql-$VERSION
 log=$work/build.log
@@ -123,7 +118,7 @@ log=$work/build.log
 	cd "$src"
 	./configure --prefix="$PREFIX" --enable-debug --enable-tap-tests \
 		--with-openssl --with-icu --with-libxml --with-lz4 --with-zstd \
-		"${config_extra[@]}" CFLAGS="$cflags" >"$log" 2>&1
+		"${config_extra[@]}" CFLAGS=-O2 >"$log" 2>&1
 	make -j"$NPROC" -s >>"$log" 2>&1
 	make -j"$NPROC" -s -C contrib/pg_stat_statements >>"$log" 2>&1
 	make -j"$NPROC" -s -C contrib/auto_explain >>"$log" 2>&1
