@@ -4,6 +4,8 @@ EXTVERSION = 0.5.0
 MODULE_big = compspill
 OBJS = \
 	src/compspill.o \
+	src/base/settings.o \
+	src/base/spillstats.o \
 	src/nodes/planner.o \
 	src/nodes/sortnode.o \
 	src/nodes/incsortnode.o \
@@ -61,7 +63,7 @@ PG_CONFIG ?= pg_config
 # -Wextra applies to our code; the server's headers are read as system
 # headers, since they are not written to be -Wextra clean.
 PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
-# every include of our own headers is relative to src/: "compspill.h",
+# every include of our own headers is relative to src/: "base/settings.h",
 # "spill/run.h"
 PG_CPPFLAGS += -I$(srcdir)/src
 PG_CFLAGS += -Wall -Wextra

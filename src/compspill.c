@@ -23,168 +23,67 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "compspill.h"
+#include "base/settings.h"
 #include "nodes/ctenode.h"
 #include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"
 #include "nodes/planner.h"
 #include "nodes/recursivenode.h"
 #include "nodes/sortnode.h"
+#include "shared/activity.h"
 #include "shared/stats.h"
 #include "shared/workers.h"
 
 COMPSPILL_MODULE_MAGIC(COMPSPILL_VERSION);
 
-/* settings */
-bool		compspill_enabled = true;
-int			compspill_codec = COMPSPILL_CODEC_AUTO;
-int			compspill_compression_level = 1;
-bool		compspill_enable_dio = false;
-int			compspill_block_size = 64;
-int			compspill_write_size = 1024;
-int			compspill_log_spills = -1;
-int			compspill_max_temp_space = -1;
-int			compspill_max_statements = 5000;
-int			compspill_max_worker_figures = COMPSPILL_WORKER_FIGURES_DEFAULT;
-int			compspill_encryption = COMPSPILL_ENCRYPTION_OFF;
-int			compspill_frame_kind = COMPSPILL_FRAME_KIND_AUTO;
-
-static const struct config_enum_entry codec_options[] = {
-	{"none", COMPSPILL_CODEC_NONE, false},
-	{"lz4", COMPSPILL_CODEC_LZ4, false},
-	{"zstd", COMPSPILL_CODEC_ZSTD, false},
-	{"auto", COMPSPILL_CODEC_AUTO, false},
-	{NULL, 0, false}
-};
-
-static const struct config_enum_entry frame_kind_options[] = {
-	{"auto", COMPSPILL_FRAME_KIND_AUTO, false},
-	{"row", COMPSPILL_FRAME_KIND_ROW, false},
-	{"column", COMPSPILL_FRAME_KIND_COLUMN, false},
-	/* COLUMN is an SQL keyword: SET takes this without quotes */
-	{"columns", COMPSPILL_FRAME_KIND_COLUMN, true},
-	/* for tests: runs alternate, so that merges mix the kinds */
-	{"alternate", COMPSPILL_FRAME_KIND_ALTERNATE, true},
-	{NULL, 0, false}
-};
-
-static const struct config_enum_entry encryption_options[] = {
-	{"off", COMPSPILL_ENCRYPTION_OFF, false},
-	{"aes-256-gcm", COMPSPILL_ENCRYPTION_AES_256_GCM, false},
-	{NULL, 0, false}
-};
-
 void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(compspill_version);
 
 /*
- * Define the settings, install the planner hook and register the node.
+ * Ask for the shared memory of the statistics, the live view and the
+ * workers' figures.
+ */
+static void
+compspill_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	CompSpillStatsShmemRequest();
+	CompSpillActivityShmemRequest();
+	CompSpillWorkersShmemRequest();
+}
+
+/* Attach to that shared memory, creating it in the postmaster */
+static void
+compspill_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	CompSpillStatsShmemInit();
+	CompSpillActivityShmemInit();
+	CompSpillWorkersShmemInit();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Define the settings, install the shared memory and planner hooks and
+ * register the nodes.
  */
 void
 _PG_init(void)
 {
-	DefineCustomBoolVariable("compspill.enabled",
-							 "Replaces plan sorts with compspill's compressed external sort.",
-							 "Checked when a plan is made and again when a sort starts.",
-							 &compspill_enabled,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("compspill.codec",
-							 "Compression codec for spilled blocks.",
-							 NULL,
-							 &compspill_codec,
-							 COMPSPILL_CODEC_AUTO,
-							 codec_options,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("compspill.compression_level",
-							"Compression level used with the zstd codec.",
-							NULL,
-							&compspill_compression_level,
-							1,
-							1, 22,
-							PGC_USERSET,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("compspill.enable_dio",
-							 "Reads and writes spill files with direct I/O (O_DIRECT).",
-							 "Falls back to buffered I/O where the file system refuses it.",
-							 &compspill_enable_dio,
-							 false,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("compspill.frame_kind",
-							 "Layout of the frames a sort's runs are written in.",
-							 "row writes rows as native sort does, column the block codec's "
-							 "column streams; auto lets the codec decide.",
-							 &compspill_frame_kind,
-							 COMPSPILL_FRAME_KIND_AUTO,
-							 frame_kind_options,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("compspill.block_size",
-							"Target size of an encoded block before compression.",
-							"Larger blocks compress better but take more memory per merge input.",
-							&compspill_block_size,
-							64,
-							8, 16 * 1024,
-							PGC_USERSET,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("compspill.write_size",
-							"Size of the buffer that coalesces blocks into one write.",
-							"Capped by a sixteenth of work_mem.",
-							&compspill_write_size,
-							1024,
-							16, 64 * 1024,
-							PGC_USERSET,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("compspill.log_spills",
-							"Logs each spill that writes at least this amount of data.",
-							"-1 turns this logging off; 0 logs every spill.",
-							&compspill_log_spills,
-							-1,
-							-1, INT_MAX,
-							PGC_SUSET,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("compspill.max_temp_space",
-							"Caps the total size of compspill's temporary files in the cluster.",
-							"-1 means no cap. Needs compspill in shared_preload_libraries.",
-							&compspill_max_temp_space,
-							-1,
-							-1, INT_MAX,
-							PGC_SUSET,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("compspill.encryption",
-							 "Encrypts spilled blocks with a key only the backend holds.",
-							 "off or aes-256-gcm.",
-							 &compspill_encryption,
-							 COMPSPILL_ENCRYPTION_OFF,
-							 encryption_options,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
+	CompSpillDefineSettings();
 
 	/* sizes shared memory: exists only where there is shared memory */
 	if (process_shared_preload_libraries_in_progress)
@@ -210,7 +109,14 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("compspill");
 
-	CompSpillInstallSharedHooks();
+	/* shared memory exists only when preloaded */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = compspill_shmem_request;
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = compspill_shmem_startup;
+	}
 
 	CompSpillRegisterSortNode();
 	CompSpillRegisterIncSortNode();
@@ -218,24 +124,6 @@ _PG_init(void)
 	CompSpillRegisterCteNode();
 	CompSpillRegisterRecursiveNodes();
 	CompSpillInstallPlannerHook();
-}
-
-/*
- * Capture the settings an operation of estate's statement spills with, at
- * executor start.
- */
-void
-CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
-{
-	set->codec = (CompSpillCodec) compspill_codec;
-	set->level = compspill_compression_level;
-	set->dio = compspill_enable_dio;
-	set->encrypt = compspill_encryption != COMPSPILL_ENCRYPTION_OFF;
-	set->frame_kind = (CompSpillFrameKind) compspill_frame_kind;
-	set->block_size = (Size) compspill_block_size * 1024;
-	set->write_size = (Size) compspill_write_size * 1024;
-	set->queryid = estate->es_plannedstmt ?
-		CompSpillQueryId(estate->es_plannedstmt) : UINT64CONST(0);
 }
 
 /*

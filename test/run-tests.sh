@@ -376,6 +376,17 @@ if [ -n "$full" ]; then
 	fi
 fi
 
+# the layers: no include circle, no include of a layer above
+if [ -n "$full" ]; then
+	step "include graph of src/ (test/include-graph.py --check)"
+	if python3 test/include-graph.py --check; then
+		npassed=$((npassed + 1))
+	else
+		echo "run-tests: src/ has an include circle or an upward include"
+		nfailed=$((nfailed + 1))
+	fi
+fi
+
 # 8. the Debian package: built, installed, regression-tested, removed
 if [ -n "$full" ] && [ -z "${COMPSPILL_SKIP_DEB:-}" ]; then
 	step "Debian package (test/deb-test.sh)"

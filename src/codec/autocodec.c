@@ -115,8 +115,8 @@
 
 #include <math.h>
 
+#include "base/settings.h"
 #include "codec/autocodec.h"
-#include "compspill.h"
 
 /* decompression cost as a fraction of compression cost, until measured */
 #define COMPSPILL_AUTO_LZ4_DECOMPRESS		0.2

@@ -16,7 +16,7 @@
 #ifndef COMPSPILL_AUTOCODEC_H
 #define COMPSPILL_AUTOCODEC_H
 
-#include "compspill.h"
+#include "base/settings.h"
 
 /* autocodec.c */
 

@@ -118,9 +118,9 @@
 #include "utils/expandeddatum.h"
 #include "utils/memutils.h"
 
+#include "base/buffer.h"
 #include "codec/blockcodec.h"
 #include "codec/enc/encoding.h"
-#include "compspill.h"
 
 /*
  * A column keeps the encoding its run's first block chose for this many
@@ -435,7 +435,6 @@ CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values, bool *isnull)
 
 	enc->nrows++;
 }
-
 
 /*
  * Return the bytes of the block in plain encodings: what judging fullness

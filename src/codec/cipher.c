@@ -51,7 +51,6 @@
 #include <openssl/evp.h>
 
 #include "codec/cipher.h"
-#include "compspill.h"
 
 #define COMPSPILL_KEY_SIZE		32
 
@@ -92,15 +91,6 @@ compspill_cipher_error(const char *what)
 			(errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("could not %s compspill block", what),
 			 errdetail("OpenSSL: %s.", CompSpillCipherLastError())));
-}
-
-/*
- * Name the encryption of a spill, as compspill.encryption does.
- */
-const char *
-CompSpillEncryptionName(bool encrypted)
-{
-	return encrypted ? "aes-256-gcm" : "off";
 }
 
 /*

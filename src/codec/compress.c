@@ -62,8 +62,8 @@
 
 #include "utils/memutils.h"
 
+#include "base/spillstats.h"
 #include "codec/compress.h"
-#include "compspill.h"
 
 /* The zstd contexts take at most this fraction of the memory limit */
 #define COMPSPILL_ZSTD_SHARE		4
@@ -86,26 +86,6 @@ struct CompSpillCompressor
 static void compspill_compressor_free(void *arg);
 static ZSTD_CCtx *compspill_get_zstd_cctx(CompSpillCompressor *comp);
 static ZSTD_DCtx *compspill_get_zstd_dctx(CompSpillCompressor *comp);
-
-/*
- * Return the name of a codec, as used in settings and messages.
- */
-const char *
-CompSpillCodecName(CompSpillCodec codec)
-{
-	switch (codec)
-	{
-		case COMPSPILL_CODEC_NONE:
-			return "none";
-		case COMPSPILL_CODEC_LZ4:
-			return "lz4";
-		case COMPSPILL_CODEC_ZSTD:
-			return "zstd";
-		case COMPSPILL_CODEC_AUTO:
-			return "auto";
-	}
-	return "unknown";
-}
 
 /*
  * Free the malloc'd zstd contexts of a compressor; a memory-context reset

@@ -15,7 +15,7 @@
 #ifndef COMPSPILL_COMPRESS_H
 #define COMPSPILL_COMPRESS_H
 
-#include "compspill.h"
+#include "base/settings.h"
 
 /* compress.c */
 typedef struct CompSpillCompressor CompSpillCompressor;

@@ -36,8 +36,8 @@
 
 #include "utils/memutils.h"
 
+#include "base/buffer.h"
 #include "codec/rowframe.h"
-#include "compspill.h"
 
 /* the smallest body: the header fields after t_len and its padding */
 #define COMPSPILL_ROW_MIN_BODY \

@@ -42,9 +42,10 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 
-#include "compspill.h"
+#include "base/settings.h"
 #include "nodes/ctenode.h"
 #include "nodes/explain.h"
+#include "nodes/nodenames.h"
 #include "nodes/nodestore.h"
 #include "nodes/rowscan.h"
 

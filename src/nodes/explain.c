@@ -36,7 +36,7 @@
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "nodes/explain.h"
 #include "shared/workers.h"
 

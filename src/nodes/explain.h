@@ -14,7 +14,7 @@
 #include "access/attnum.h"
 #include "nodes/pg_list.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 
 /*
  * What EXPLAIN shows of the groups of one kind (full-sort, pre-sorted) of

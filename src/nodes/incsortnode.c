@@ -76,7 +76,7 @@
 #include "utils/syscache.h"
 #include "utils/tuplesort.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "nodes/explain.h"
 #include "nodes/incsortnode.h"
 #include "shared/workers.h"

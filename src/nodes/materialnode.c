@@ -32,8 +32,9 @@
 #include "nodes/makefuncs.h"
 #include "utils/tuplestore.h"
 
-#include "compspill.h"
+#include "base/settings.h"
 #include "nodes/materialnode.h"
+#include "nodes/nodenames.h"
 #include "nodes/nodestore.h"
 
 /* read positions: where the node reads, and the mark */

@@ -26,7 +26,7 @@
 #include "miscadmin.h"
 #include "utils/tuplestore.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "nodes/explain.h"
 #include "nodes/nodestore.h"
 #include "sort/store.h"

@@ -15,7 +15,7 @@
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "sort/store.h"
 
 struct ExplainState;

@@ -41,7 +41,7 @@
 #include "nodes/plannodes.h"
 #include "optimizer/planner.h"
 
-#include "compspill.h"
+#include "base/settings.h"
 #include "nodes/ctenode.h"
 #include "nodes/incsortnode.h"
 #include "nodes/materialnode.h"

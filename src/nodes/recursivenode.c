@@ -61,8 +61,9 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "nodes/explain.h"
+#include "nodes/nodenames.h"
 #include "nodes/recursivenode.h"
 #include "nodes/rowscan.h"
 #include "sort/store.h"

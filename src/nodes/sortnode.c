@@ -51,8 +51,9 @@
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "nodes/explain.h"
+#include "nodes/nodenames.h"
 #include "nodes/sortnode.h"
 #include "shared/workers.h"
 #include "sort/sorter.h"

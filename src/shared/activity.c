@@ -40,9 +40,9 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "compspill.h"
+#include "base/settings.h"
+#include "base/spillstats.h"
 #include "shared/activity.h"
-#include "shared/stats.h"
 
 /* slots per process: spilling nodes a backend shows at once */
 #define COMPSPILL_ACTIVITY_SLOTS	4
@@ -95,12 +95,21 @@ compspill_activity_procs(void)
 /*
  * Size of the slots in shared memory.
  */
-Size
-CompSpillActivityShmemSize(void)
+static Size
+compspill_activity_size(void)
 {
 	return mul_size(mul_size(compspill_activity_procs(),
 							 COMPSPILL_ACTIVITY_SLOTS),
 					sizeof(CompSpillActivitySlot));
+}
+
+/*
+ * Ask for the slots' shared memory; from the shared memory request hook.
+ */
+void
+CompSpillActivityShmemRequest(void)
+{
+	RequestAddinShmemSpace(compspill_activity_size());
 }
 
 /*
@@ -113,9 +122,9 @@ CompSpillActivityShmemInit(void)
 	bool		found;
 
 	compspill_slots = ShmemInitStruct("compspill activity",
-									  CompSpillActivityShmemSize(), &found);
+									  compspill_activity_size(), &found);
 	if (!found)
-		memset(compspill_slots, 0, CompSpillActivityShmemSize());
+		memset(compspill_slots, 0, compspill_activity_size());
 }
 
 /* Start writing a slot: readers retry until it is done */
@@ -323,7 +332,7 @@ compspill_activity(PG_FUNCTION_ARGS)
 	bool		all_stats;
 	int			nslots;
 
-	CompSpillCheckShared();
+	CompSpillCheckPreloaded(compspill_slots);
 	InitMaterializedSRF(fcinfo, 0);
 	all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	nslots = compspill_activity_procs() * COMPSPILL_ACTIVITY_SLOTS;

@@ -41,18 +41,11 @@
  * and of two spills near it the one that fits gets its claim.  (Not
  * tested: the race needs two backends to claim between each other's read
  * and write of the counter, which no test can time without an injection
- * point in the middle of the claim.)  A file gives its claim back when it is closed, and, when the query
- * fails instead, when the memory context it lives in is reset (every error
+ * point in the middle of the claim.)  A file gives its claim back when
+ * it is closed, and, when the query fails instead, when the memory context it lives in is reset (every error
  * path of the executor resets it); a backend that exits gives back
  * whatever it still holds.  The total is readable with
  * compspill_temp_space().
- *
- * Adding figures
- * --------------
- *
- * A node that reports two operations as one (an incremental sort's two
- * sorts) adds their figures with CompSpillStatsAdd, the one place that
- * knows how each field of CompSpillStats adds up.
  *
  * The log line
  * ------------
@@ -81,10 +74,9 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "compspill.h"
-#include "shared/activity.h"
+#include "base/settings.h"
+#include "base/spillstats.h"
 #include "shared/stats.h"
-#include "shared/workers.h"
 
 /* entries of the per-database table */
 #define COMPSPILL_MAX_DATABASES		256
@@ -145,11 +137,11 @@ struct CompSpillSpaceClaim
 	MemoryContextCallback cb;
 };
 
+int			compspill_max_statements = 5000;
+
 static CompSpillShared *compspill_shared = NULL;
 static HTAB *compspill_db_table = NULL;
 static HTAB *compspill_stmt_table = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* bytes this backend holds claimed, given back at exit */
 static int64 compspill_backend_space = 0;
@@ -161,23 +153,21 @@ PG_FUNCTION_INFO_V1(compspill_stats);
 PG_FUNCTION_INFO_V1(compspill_statements);
 PG_FUNCTION_INFO_V1(compspill_stats_reset);
 
-/* Ask for compspill's shared memory and its lock */
-static void
-compspill_shmem_request(void)
+/*
+ * Ask for the statistics' shared memory and its lock; from the shared
+ * memory request hook.
+ */
+void
+CompSpillStatsShmemRequest(void)
 {
 	Size		size = MAXALIGN(sizeof(CompSpillShared));
 
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	size = add_size(size, hash_estimate_size(COMPSPILL_MAX_DATABASES,
 											 sizeof(CompSpillStatEntry)));
 	size = add_size(size, hash_estimate_size(compspill_max_statements,
 											 sizeof(CompSpillStatEntry)));
-	size = add_size(size, CompSpillActivityShmemSize());
-	size = add_size(size, CompSpillWorkersShmemSize());
 	RequestAddinShmemSpace(size);
 	RequestNamedLWLockTranche("compspill", 1);
-	CompSpillWorkersShmemRequest();
 }
 
 /* Attach to one of the statistics tables, creating it in the postmaster */
@@ -192,16 +182,15 @@ compspill_table_init(const char *name, int nentries)
 						 HASH_ELEM | HASH_BLOBS);
 }
 
-/* Attach to compspill's shared memory, creating it in the postmaster */
-static void
-compspill_shmem_startup(void)
+/*
+ * Attach to the statistics' shared memory, creating it in the postmaster.
+ * The caller holds AddinShmemInitLock.
+ */
+void
+CompSpillStatsShmemInit(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	compspill_shared = ShmemInitStruct("compspill", sizeof(CompSpillShared),
 									   &found);
 	if (!found)
@@ -215,24 +204,6 @@ compspill_shmem_startup(void)
 											  COMPSPILL_MAX_DATABASES);
 	compspill_stmt_table = compspill_table_init("compspill statements",
 												compspill_max_statements);
-	CompSpillActivityShmemInit();
-	CompSpillWorkersShmemInit();
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/*
- * Install the shared memory hooks; only when loaded from
- * shared_preload_libraries.
- */
-void
-CompSpillInstallSharedHooks(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = compspill_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = compspill_shmem_startup;
 }
 
 /*
@@ -351,27 +322,12 @@ CompSpillSpaceDone(CompSpillSpaceClaim *claim)
 }
 
 /*
- * Fail unless compspill's shared memory is there: the SQL functions that
- * read it need compspill in shared_preload_libraries, and must not show
- * zeros without it.
- */
-void
-CompSpillCheckShared(void)
-{
-	if (compspill_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("compspill is not loaded from shared_preload_libraries"),
-				 errhint("Add compspill to shared_preload_libraries and restart the server.")));
-}
-
-/*
  * SQL: the bytes of compspill temporary files in the cluster now.
  */
 Datum
 compspill_temp_space(PG_FUNCTION_ARGS)
 {
-	CompSpillCheckShared();
+	CompSpillCheckPreloaded(compspill_shared);
 	PG_RETURN_INT64((int64) pg_atomic_read_u64(&compspill_shared->temp_space));
 }
 
@@ -536,7 +492,7 @@ compspill_stats(PG_FUNCTION_ARGS)
 	CompSpillStatEntry *entry;
 	TimestampTz reset;
 
-	CompSpillCheckShared();
+	CompSpillCheckPreloaded(compspill_shared);
 	InitMaterializedSRF(fcinfo, 0);
 
 	LWLockAcquire(compspill_shared->lock, LW_SHARED);
@@ -574,7 +530,7 @@ compspill_statements(PG_FUNCTION_ARGS)
 	Oid			userid = GetUserId();
 	bool		all_stats;
 
-	CompSpillCheckShared();
+	CompSpillCheckPreloaded(compspill_shared);
 	InitMaterializedSRF(fcinfo, 0);
 	all_stats = has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS);
 
@@ -619,7 +575,7 @@ compspill_table_clear(HTAB *table)
 Datum
 compspill_stats_reset(PG_FUNCTION_ARGS)
 {
-	CompSpillCheckShared();
+	CompSpillCheckPreloaded(compspill_shared);
 
 	LWLockAcquire(compspill_shared->lock, LW_EXCLUSIVE);
 	compspill_table_clear(compspill_db_table);
@@ -671,46 +627,4 @@ CompSpillReportSpill(const char *what, const CompSpillStats *st)
 					   CompSpillEncryptionName(st->encrypted),
 					   INSTR_TIME_GET_MILLISEC(st->write_time),
 					   INSTR_TIME_GET_MILLISEC(st->read_time))));
-}
-
-/*
- * Add the figures of one operation (add) to those of another (sum), for a
- * node that reports two spills as one (an incremental sort's two sorts).
- *
- * Counters (runs, passes, merges, rows, bytes, frames of each codec and
- * kind, I/O time) add up.  Peaks take the larger: memory, the file's size
- * (one file's peak, as compspill_stats counts it) and the block size.  The
- * direct I/O and encryption flags say whether either did.  The statement
- * and the codec asked for are the sum's own (both operations have the same
- * ones): start the sum as a copy of the first operation's figures, not as
- * zeroes.
- */
-void
-CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
-{
-	sum->dio_requested |= add->dio_requested;
-	sum->dio_active |= add->dio_active;
-	sum->dio_fallback |= add->dio_fallback;
-	sum->encrypted |= add->encrypted;
-	sum->nruns += add->nruns;
-	sum->merge_passes += add->merge_passes;
-	sum->early_merges += add->early_merges;
-	sum->bytes_written_early += add->bytes_written_early;
-	sum->rows_spilled += add->rows_spilled;
-	sum->bytes_in += add->bytes_in;
-	sum->bytes_encoded += add->bytes_encoded;
-	sum->bytes_written_runs += add->bytes_written_runs;
-	sum->bytes_written += add->bytes_written;
-	sum->bytes_read += add->bytes_read;
-	sum->file_size = Max(sum->file_size, add->file_size);
-	sum->frames_written += add->frames_written;
-	sum->frames_raw += add->frames_raw;
-	sum->frames_rows += add->frames_rows;
-	sum->frames_columns += add->frames_columns;
-	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
-		sum->frames_by_codec[c] += add->frames_by_codec[c];
-	sum->peak_mem = Max(sum->peak_mem, add->peak_mem);
-	sum->block_size = Max(sum->block_size, add->block_size);
-	INSTR_TIME_ADD(sum->write_time, add->write_time);
-	INSTR_TIME_ADD(sum->read_time, add->read_time);
 }

@@ -15,7 +15,7 @@
 #ifndef COMPSPILL_STATS_H
 #define COMPSPILL_STATS_H
 
-#include "compspill.h"
+#include "base/spillstats.h"
 
 /* stats.c */
 
@@ -28,8 +28,10 @@
 
 typedef struct CompSpillSpaceClaim CompSpillSpaceClaim;
 
-extern void CompSpillInstallSharedHooks(void);
-extern void CompSpillCheckShared(void);
+extern int	compspill_max_statements;
+
+extern void CompSpillStatsShmemRequest(void);
+extern void CompSpillStatsShmemInit(void);
 extern CompSpillSpaceClaim *CompSpillSpaceClaimCreate(void);
 extern void CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes);
 extern void CompSpillSpaceDone(CompSpillSpaceClaim *claim);

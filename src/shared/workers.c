@@ -68,7 +68,6 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
-#include "compspill.h"
 #include "shared/workers.h"
 
 /* the worker number of a watch */
@@ -104,6 +103,8 @@ struct CompSpillWorkersWatch
 	MemoryContextCallback cb;
 };
 
+int			compspill_max_worker_figures = COMPSPILL_WORKER_FIGURES_DEFAULT;
+
 static CompSpillWorkersShared *compspill_workers = NULL;
 static uint32 compspill_next_exec = 0;
 static bool compspill_workers_exit_registered = false;
@@ -111,8 +112,8 @@ static bool compspill_workers_exit_registered = false;
 /*
  * Size of the table in shared memory.
  */
-Size
-CompSpillWorkersShmemSize(void)
+static Size
+compspill_workers_size(void)
 {
 	return add_size(offsetof(CompSpillWorkersShared, entries),
 					mul_size(compspill_max_worker_figures,
@@ -120,11 +121,13 @@ CompSpillWorkersShmemSize(void)
 }
 
 /*
- * Ask for the table's lock; from the shared memory request hook.
+ * Ask for the table's shared memory and its lock; from the shared memory
+ * request hook.
  */
 void
 CompSpillWorkersShmemRequest(void)
 {
+	RequestAddinShmemSpace(compspill_workers_size());
 	RequestNamedLWLockTranche("compspill workers", 1);
 }
 
@@ -138,10 +141,10 @@ CompSpillWorkersShmemInit(void)
 	bool		found;
 
 	compspill_workers = ShmemInitStruct("compspill workers",
-										CompSpillWorkersShmemSize(), &found);
+										compspill_workers_size(), &found);
 	if (!found)
 	{
-		memset(compspill_workers, 0, CompSpillWorkersShmemSize());
+		memset(compspill_workers, 0, compspill_workers_size());
 		compspill_workers->lock =
 			&(GetNamedLWLockTranche("compspill workers"))->lock;
 		compspill_workers->nentries = compspill_max_worker_figures;

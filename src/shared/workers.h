@@ -17,14 +17,14 @@
 #ifndef COMPSPILL_WORKERS_H
 #define COMPSPILL_WORKERS_H
 
-#include "compspill.h"
-
 /* room for one node's figures in one worker */
 #define COMPSPILL_WORKER_FIGURES_SIZE	512
 
 /* compspill.max_worker_figures: its default and its largest value */
 #define COMPSPILL_WORKER_FIGURES_DEFAULT	256
 #define COMPSPILL_MAX_WORKER_FIGURES		100000
+
+extern int	compspill_max_worker_figures;
 
 /* Why the leader has no figures, or not all, for its workers */
 typedef enum CompSpillWorkersProblem
@@ -41,7 +41,6 @@ typedef enum CompSpillWorkersProblem
 typedef struct CompSpillWorkersWatch CompSpillWorkersWatch;
 struct PlanState;
 
-extern Size CompSpillWorkersShmemSize(void);
 extern void CompSpillWorkersShmemRequest(void);
 extern void CompSpillWorkersShmemInit(void);
 extern CompSpillWorkersWatch *CompSpillWorkersWatchBegin(struct PlanState *ps);

@@ -51,7 +51,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
+#include "shared/activity.h"
 #include "sort/merge.h"
 #include "spill/run.h"
 

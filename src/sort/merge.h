@@ -16,7 +16,7 @@
 #include "executor/tuptable.h"
 #include "utils/sortsupport.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 #include "spill/run.h"
 
 /* merge.c */

@@ -18,7 +18,7 @@
 #include "executor/tuptable.h"
 #include "utils/memutils.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;

@@ -47,7 +47,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
+#include "shared/activity.h"
 #include "shared/stats.h"
 #include "sort/store.h"
 #include "spill/run.h"

@@ -17,7 +17,7 @@
 
 #include "executor/tuptable.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
 
 /* store.c */
 struct CompSpill;

@@ -19,7 +19,8 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
+#include "shared/activity.h"
 #include "spill/spillfile.h"
 
 /* run.c */

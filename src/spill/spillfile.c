@@ -99,7 +99,8 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
-#include "compspill.h"
+#include "base/buffer.h"
+#include "base/spillstats.h"
 #include "shared/stats.h"
 #include "spill/spillfile.h"
 
@@ -172,7 +173,6 @@ struct CompSpillFile
 	instr_time	wb_wait;		/* waits not yet taken */
 };
 
-
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
 static void compspill_prepare_io(CompSpillFile *file);
 static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
@@ -213,7 +213,7 @@ CompSpillFreeAligned(char *ptr)
  * when aligned is true), so that it holds at least need bytes, keeping its
  * first keep bytes; return whether it grew.
  *
- * It grows by CompSpillGrowSize (compspill.h), the policy of every buffer
+ * It grows by CompSpillGrowSize (base/buffer.h), the policy of every buffer
  * compspill keeps: doubling instead would make a merge input that once met
  * a frame a little larger than the others cost half again what it needs.
  * The old buffer is
@@ -314,7 +314,6 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 
 	file->extent_size = COMPSPILL_ALIGN_UP(Max(extent_size, COMPSPILL_ALIGN));
 
-
 	file->freemap_words = 8;
 	file->freemap = palloc0(sizeof(uint64) * file->freemap_words);
 
@@ -392,19 +391,6 @@ CompSpillFileMapReserve(CompSpillFile *file, int64 bytes)
 	int64		ranges = bytes / file->extent_size + 1;
 
 	return (ranges + ranges / 4) * (int64) sizeof(CompSpillExtentRange);
-}
-
-/*
- * Name the file's direct I/O as EXPLAIN, the log line and the view show
- * it: on; off (not asked for); fallback (asked for, refused by the file
- * system, buffered instead).
- */
-const char *
-CompSpillDirectIOName(const CompSpillStats *st)
-{
-	if (st->dio_active)
-		return "on";
-	return st->dio_fallback ? "fallback" : "off";
 }
 
 /*

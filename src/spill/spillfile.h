@@ -16,7 +16,7 @@
 #ifndef COMPSPILL_SPILLFILE_H
 #define COMPSPILL_SPILLFILE_H
 
-#include "compspill.h"
+#include "base/spillstats.h"
 
 /* spillfile.c */
 typedef struct CompSpillFile CompSpillFile;

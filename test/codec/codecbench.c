@@ -49,7 +49,6 @@
 #include "utils/expandeddatum.h"
 
 #include "codec/blockcodec.h"
-#include "compspill.h"
 #include "pgstubs.h"
 
 #undef printf

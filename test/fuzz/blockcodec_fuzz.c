@@ -64,13 +64,13 @@
 #include "catalog/pg_type.h"
 #include "utils/expandeddatum.h"
 
+#include "base/spillstats.h"
 #include "codec/blockcodec.h"
 #include "codec/cipher.h"
 #include "codec/compress.h"
 #include "codec/rowframe.h"
-#include "compspill.h"
-#include "spill/frame.h"
 #include "pgstubs.h"
+#include "spill/frame.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */
 #undef printf

@@ -32,8 +32,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/settings.h"
 #include "codec/autocodec.h"
-#include "compspill.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */
 #undef printf

@@ -30,8 +30,8 @@ link time, -Wl,--wrap, to count them);
 
 #include <zstd.h>
 
+#include "base/spillstats.h"
 #include "codec/compress.h"
-#include "compspill.h"
 #include "pgstubs.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */

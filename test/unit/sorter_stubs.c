@@ -34,7 +34,8 @@
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
 
-#include "compspill.h"
+#include "base/spillstats.h"
+#include "shared/activity.h"
 #include "shared/stats.h"
 #include "sort/merge.h"
 #include "sort/store.h"

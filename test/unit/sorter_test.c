@@ -26,7 +26,7 @@
 #include "executor/tuptable.h"
 #include "utils/memutils.h"
 
-#include "compspill.h"
+#include "base/settings.h"
 #include "pgstubs.h"
 #include "sort/sorter.h"
 

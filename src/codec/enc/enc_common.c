@@ -14,8 +14,8 @@
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
+#include "base/buffer.h"
 #include "codec/enc/encoding.h"
-#include "compspill.h"
 
 /*
  * Grow a stream buffer to hold at least need bytes, keeping its contents.

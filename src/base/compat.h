@@ -13,7 +13,7 @@
  * notes and are the 15 branches wherever 16 changed nothing we use.
  *
  * IDENTIFICATION
- *	  src/compat.h
+ *	  src/base/compat.h
  *
  *-------------------------------------------------------------------------
  */

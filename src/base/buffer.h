@@ -1,0 +1,38 @@
+/*-------------------------------------------------------------------------
+ *
+ * buffer.h
+ *	  The page every I/O buffer, offset and length is aligned to, and the
+ *	  one growth policy of compspill's buffers.
+ *
+ * Words used throughout the code: a frame is the unit on disk (header,
+ * CRC, payload), a block the codec's group of rows in column streams that
+ * a column frame carries (a row frame carries rows instead), a page the
+ * 4kB alignment unit, an extent the spill file's unit of space.
+ *
+ * IDENTIFICATION
+ *	  src/base/buffer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMPSPILL_BUFFER_H
+#define COMPSPILL_BUFFER_H
+
+/* I/O alignment for direct I/O: buffers, file offsets and lengths */
+#define COMPSPILL_ALIGN			4096
+#define COMPSPILL_ALIGN_UP(x)	TYPEALIGN(COMPSPILL_ALIGN, (x))
+#define COMPSPILL_ALIGN_DOWN(x) TYPEALIGN_DOWN(COMPSPILL_ALIGN, (x))
+
+/*
+ * The one growth policy of every buffer compspill keeps (write and read
+ * buffers, the codec's streams and arenas): room for need bytes and a
+ * quarter more, so that a slowly growing need does not reallocate every
+ * time, but never more than a megabyte more, so that a huge value costs
+ * what it needs and not twice that.
+ */
+static inline Size
+CompSpillGrowSize(Size need)
+{
+	return need + Min(need / 4, (Size) 1024 * 1024);
+}
+
+#endif							/* COMPSPILL_BUFFER_H */
