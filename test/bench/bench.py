@@ -860,7 +860,12 @@ CS_FIELDS = (("cs_written", r"^bytes[ _]?written$"),
              ("cs_in", r"^bytes[ _]?before"),
              ("cs_runs", r"^(spill )?runs$"),
              ("cs_passes", r"^merge[ _]?passes$"),
-             ("cs_ratio", r"^compression[ _]?ratio$"))
+             ("cs_ratio", r"^compression[ _]?ratio$"),
+             # EXPLAIN's Spill CPU: where the spill's CPU went, ms
+             ("cs_encode_ms", r"^spill[ _]?encode[ _]?time$"),
+             ("cs_compress_ms", r"^spill[ _]?compress[ _]?time$"),
+             ("cs_decompress_ms", r"^spill[ _]?decompress[ _]?time$"),
+             ("cs_decode_ms", r"^spill[ _]?decode[ _]?time$"))
 
 
 def summarize_explain(doc):
@@ -932,6 +937,8 @@ def summarize_explain(doc):
                   if n.get("cs_ratio") and n.get("cs_in") is not None]
     res["cs_ratio"] = (total("cs_in") / sum(runs_bytes)) if runs_bytes and sum(runs_bytes) \
         else None
+    for k in ("cs_encode_ms", "cs_compress_ms", "cs_decompress_ms", "cs_decode_ms"):
+        res[k] = total(k)
     res["frames"] = frames or None
     res["spill_bytes"] = res["temp_written_bytes"] + sum(
         max(0, n["cs_written"] * 1024 - n["own_temp_written"])
@@ -1220,6 +1227,13 @@ def summarize(runs):
             "ts_runs": med([r.get("ts_runs") for r in rs]),
             "ts_passes": med([r.get("ts_passes") for r in rs]),
             "ratio": med([r.get("cs_ratio") for r in rs]),
+            # the codec's own CPU (compress + decompress) and the whole
+            # Spill CPU (encode + decode too), seconds
+            "codec_s": med([codec_seconds(r, ("cs_compress_ms", "cs_decompress_ms"))
+                            for r in rs]),
+            "spillcpu_s": med([codec_seconds(r, ("cs_encode_ms", "cs_compress_ms",
+                                                 "cs_decompress_ms", "cs_decode_ms"))
+                               for r in rs]),
             "disk_r": med([r.get("disk_read") for r in rs]),
             "disk_w": med([r.get("disk_written") for r in rs]),
             "sorts": ",".join(sorted(set(",".join(r["sorts"]) for r in rs))) or "-",
@@ -1228,6 +1242,23 @@ def summarize(runs):
             "n": len(rs), "fail": len(rr) - len(rs),
         }
     return out
+
+
+def codec_seconds(r, keys):
+    """The sum of a run's Spill CPU figures keys, in seconds; None without
+    them (native, or a compspill that does not report them)."""
+    vals = [r.get(k) for k in keys]
+    if any(v is None for v in vals):
+        return None
+    return sum(vals) / 1000.0
+
+
+def fmt_beyond(s, b):
+    """CPU beyond the codec's own: the run's backend CPU less native's less
+    its compress + decompress time, as a share of native's CPU."""
+    if s.get("cpu") is None or not b.get("cpu") or s.get("codec_s") is None:
+        return "-"
+    return "%+.0f%%" % (100.0 * (s["cpu"] - b["cpu"] - s["codec_s"]) / b["cpu"])
 
 
 def med_frames(fs):
@@ -1406,7 +1437,8 @@ def details_table(summ, checks, args, env):
             "temp vs native", "spill per EXPLAIN MiB"] + \
         (["disk read / written MiB"] if slow else []) + \
         ["peak RSS MiB", "runs / passes compspill", "runs / passes tuplesort",
-         "comp. ratio", "frames", "sort nodes", "result"]
+         "comp. ratio", "Spill CPU s (codec's)", "beyond codec",
+         "frames", "sort nodes", "result"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|---|---|---|" + "---:|" * (len(head) - 6) + "---|---|---|")
     for q in args.queries:
@@ -1432,6 +1464,9 @@ def details_table(summ, checks, args, env):
                           fmt_runs(s["cs_runs"], s["cs_passes"]),
                           fmt_runs(s["ts_runs"], s["ts_passes"]),
                           "-" if not s["ratio"] else "%.2f" % s["ratio"],
+                          "-" if s["spillcpu_s"] is None else "%.2f (%.2f)" % (
+                              s["spillcpu_s"], s["codec_s"]),
+                          fmt_beyond(s, b),
                           fmt_frames(s["frames"]), s["sorts"], verdict(checks, s, key)]
                 out.append("| " + " | ".join(cells) + " |")
     out.append("")
