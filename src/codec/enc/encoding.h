@@ -115,6 +115,7 @@ typedef struct CompSpillEncoderColumn
 	int16		attlen;
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
 	bool		is_numeric;		/* of type numeric? */
+	char		attalign;		/* for deforming minimal tuples */
 	uint32		nnulls;			/* nulls in the current block */
 	uint32		nraw;			/* raw varlenas in the current block */
 	uint32		maxlen;			/* longest plain varlena data, this block */
