@@ -44,7 +44,10 @@
  * compspill_enc_order).  The next COMPSPILL_RECHECK_BLOCKS - 1 blocks of
  * the run measure only the encoding kept, and fall back to measuring all
  * of them when it no longer applies (a value too long for a dictionary, a
- * numeric of another scale) or is no smaller than PLAIN.  The measuring
+ * numeric of another scale) or is no smaller than PLAIN.  Each time the
+ * measuring of all of them keeps the same encoding, it is kept twice as
+ * long before the next (16, 32, 64... blocks): a run's choice is made
+ * once, from its first block, and checked a few times while it pays.  The measuring
  * pass keeps its work for the writer: shared prefix lengths, dictionary
  * codes, numerics converted to integers.  Blocks whose I/O costs next to
  * nothing (CompSpillEncoderSetLight) take only the encodings that cost no
@@ -229,6 +232,7 @@ CompSpillEncoderCreate(TupleDesc tupdesc, Size target_size)
 		col->is_numeric = attr->atttypid == NUMERICOID;
 		col->attalign = attr->attalign;
 		col->run_enc = COMPSPILL_NO_ENC;
+		col->run_period = enc->recheck_blocks;
 
 		/* the encodings that fit the column's type, in order */
 		for (int i = 0; i < COMPSPILL_NUM_ENCODINGS; i++)
@@ -592,10 +596,6 @@ CompSpillEncoderRows(CompSpillEncoder *enc)
  * Return the exact number of bytes CompSpillEncoderFinish will write,
  * choosing the columns' encodings if the block changed since last asked.
  */
-/*
- * Return the exact number of bytes CompSpillEncoderFinish will write,
- * choosing the columns' encodings if the block changed since last asked.
- */
 Size
 CompSpillEncoderSize(CompSpillEncoder *enc)
 {
@@ -640,7 +640,10 @@ void
 CompSpillEncoderNewRun(CompSpillEncoder *enc)
 {
 	for (int a = 0; a < enc->natts; a++)
+	{
 		enc->cols[a].run_enc = COMPSPILL_NO_ENC;
+		enc->cols[a].run_period = enc->recheck_blocks;
+	}
 	enc->chosen_rows = PG_UINT32_MAX;
 }
 
@@ -722,8 +725,17 @@ compspill_choose_column(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
 
 	if (!enc->light)
 	{
+		/*
+		 * Measured again to the same choice, the encoding is kept twice as
+		 * long: a run's columns rarely change their nature, so a run's
+		 * choice is measured about log2(blocks / recheck_blocks) times.
+		 */
+		if (col->run_enc == best.enc && enc->recheck_blocks > 1)
+			col->run_period = Min(col->run_period * 2, PG_UINT32_MAX / 4);
+		else
+			col->run_period = enc->recheck_blocks;
 		col->run_enc = best.enc;
-		col->run_left = enc->recheck_blocks - 1;
+		col->run_left = col->run_period - 1;
 	}
 }
 

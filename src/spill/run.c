@@ -33,7 +33,8 @@
  *			uint32	nrows		rows in the payload, > 0
  *			uint32	raw_len		size of the payload before compression
  *			uint32	stored_len	size of the payload that follows
- *			uint32	crc			CRC-32C of the header (crc zeroed) and payload
+ *			uint32	crc			CRC-32C of the header (crc zeroed) and payload;
+ *								0, unused, when encrypted: the tag covers both
  *		payload				stored_len bytes
  *
  * The payload is the block codec's encoding of nrows rows, or with the
