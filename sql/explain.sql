@@ -33,6 +33,7 @@ SELECT
     bool_or(l ~ '^  Spill Frames: none=0  lz4=[1-9]\d*  zstd=0  stored raw=\d+  block size=\d+kB$') AS spill_frames,
     bool_or(l ~ '^  Spill File: peak=\d+kB  run formation wrote=\d+kB$') AS spill_file,
     bool_or(l ~ '^  Spill I/O: ') AS spill_io,
+    bool_or(l ~ '^  Spill CPU: encode=\d+\.\d{3}  compress=\d+\.\d{3}  decompress=\d+\.\d{3}  decode=\d+\.\d{3} ms$') AS spill_cpu,
     bool_or(l ~ '^  ->  Seq Scan on ex \(actual rows=20000(\.00)? loops=1\)$') AS child_line
 FROM ex_text;
 -- text format, in memory
@@ -55,7 +56,9 @@ FROM ex_json, unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort S
                            'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
                            'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
                            'Frames Stored Raw', 'Block Size', 'Temp File Peak',
-                           'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                           'Run Formation Written', 'Write Time', 'Read Time',
+                  'Spill Encode Time', 'Spill Compress Time', 'Spill Decompress Time',
+                  'Spill Decode Time']) WITH ORDINALITY AS u(k, o)
 ORDER BY o;
 SELECT n->'Sort Key' AS sort_key,
        n->>'Sort Method' AS sort_method,
@@ -73,6 +76,45 @@ SELECT n->'Sort Key' AS sort_key,
        (n->>'Temp File Peak')::numeric <= 1.1 * (n->>'Run Formation Written')::numeric
            AS one_copy_on_disk
 FROM ex_json;
+-- Spill CPU: every figure there, none negative; lz4 took time to compress
+-- and decompress, and encoding and decoding took some
+SELECT (n->>'Spill Encode Time')::numeric > 0 AS encode_time,
+       (n->>'Spill Compress Time')::numeric > 0 AS compress_time,
+       (n->>'Spill Decompress Time')::numeric > 0 AS decompress_time,
+       (n->>'Spill Decode Time')::numeric > 0 AS decode_time
+FROM ex_json;
+-- with codec none nothing is compressed: those figures are zero
+SET compspill.codec = none;
+SELECT (n->>'Spill Encode Time')::numeric > 0 AS encode_time,
+       (n->>'Spill Compress Time')::numeric = 0 AS no_compress_time,
+       (n->>'Spill Decompress Time')::numeric = 0 AS no_decompress_time,
+       (n->>'Spill Decode Time')::numeric >= 0 AS decode_time
+FROM cs_node('SELECT * FROM ex ORDER BY t, a') n;
+SET compspill.codec = lz4;
+-- the same figures for every node that spills: a CTE's and a recursive
+-- union's stores, an incremental sort
+CREATE INDEX ex_a2 ON ex ((a % 2));
+ANALYZE ex;
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
+SELECT p AS provider, count(*) > 0 AS spilled,
+       bool_and((n->>'Spill Encode Time')::numeric > 0) AS encode_time,
+       bool_and((n->>'Spill Compress Time')::numeric > 0) AS compress_time,
+       bool_and((n->>'Spill Decompress Time')::numeric >= 0) AS decompress_time,
+       bool_and((n->>'Spill Decode Time')::numeric >= 0) AS decode_time
+FROM (VALUES ('CompSpill CTE Scan',
+              'WITH c AS MATERIALIZED (SELECT * FROM ex) SELECT a.a, b.t FROM c a JOIN c b ON a.a = b.a + 2'),
+             ('CompSpill Incremental Sort',
+              'SELECT * FROM ex ORDER BY a % 2, t'),
+             ('CompSpill Recursive Union',
+              'WITH RECURSIVE r(n, s) AS (SELECT 1, repeat(''x'', 20) UNION ALL SELECT n + 1, s || n FROM r WHERE n < 3000) SELECT count(*), max(s) FROM r'))
+     AS q(p, sql),
+     cs_provider_nodes(cs_analyze_json(q.sql), q.p) n
+WHERE n ? 'Spill Codec'
+GROUP BY p ORDER BY p;
+RESET enable_seqscan;
+RESET enable_hashjoin;
+DROP INDEX ex_a2;
 -- a sort whose runs the final merge reads at once makes one pass: the
 -- final merge, nothing written twice
 SET work_mem = '1MB';
@@ -122,7 +164,9 @@ FROM cs_explain('SELECT * FROM ex ORDER BY b, t', 'ANALYZE, COSTS OFF, FORMAT YA
                   'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
                   'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
                   'Frames Stored Raw', 'Block Size', 'Temp File Peak',
-                  'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                  'Run Formation Written', 'Write Time', 'Read Time',
+                  'Spill Encode Time', 'Spill Compress Time', 'Spill Decompress Time',
+                  'Spill Decode Time']) WITH ORDINALITY AS u(k, o)
 GROUP BY k, o ORDER BY o;
 
 -- XML: well formed, and every key is an element of the CompSpill node
@@ -139,7 +183,9 @@ FROM ex_xml,
                   'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
                   'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
                   'Frames Stored Raw', 'Block Size', 'Temp File Peak',
-                  'Run Formation Written', 'Write Time', 'Read Time']) WITH ORDINALITY AS u(k, o)
+                  'Run Formation Written', 'Write Time', 'Read Time',
+                  'Spill Encode Time', 'Spill Compress Time', 'Spill Decompress Time',
+                  'Spill Decode Time']) WITH ORDINALITY AS u(k, o)
 ORDER BY o;
 SELECT (xpath('//e:Plan[e:Custom-Plan-Provider="CompSpill Sort"]/e:Sort-Method/text()', x,
               ARRAY[ARRAY['e', 'http://www.postgresql.org/2009/explain']]))[1]::text AS xml_sort_method

@@ -53,6 +53,10 @@ CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
 	sum->block_size = Max(sum->block_size, add->block_size);
 	INSTR_TIME_ADD(sum->write_time, add->write_time);
 	INSTR_TIME_ADD(sum->read_time, add->read_time);
+	INSTR_TIME_ADD(sum->encode_time, add->encode_time);
+	INSTR_TIME_ADD(sum->compress_time, add->compress_time);
+	INSTR_TIME_ADD(sum->decompress_time, add->decompress_time);
+	INSTR_TIME_ADD(sum->decode_time, add->decode_time);
 }
 
 

@@ -57,6 +57,12 @@ typedef struct CompSpillStats
 	Size		block_size;		/* block size run formation used */
 	instr_time	write_time;		/* time in FileWrite */
 	instr_time	read_time;		/* time in FileRead */
+	/* where the spill's CPU went, measured per block (Spill CPU) */
+	instr_time	encode_time;	/* rows into blocks or row frames */
+	instr_time	compress_time;	/* the compressor */
+	instr_time	decompress_time;	/* the decompressor */
+	instr_time	decode_time;	/* blocks and row frames checked and
+								 * made ready to read */
 } CompSpillStats;
 
 extern void CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add);

@@ -44,7 +44,10 @@
  * compspill_enc_order).  The next COMPSPILL_RECHECK_BLOCKS - 1 blocks of
  * the run measure only the encoding kept, and fall back to measuring all
  * of them when it no longer applies (a value too long for a dictionary, a
- * numeric of another scale) or is no smaller than PLAIN.  The measuring
+ * numeric of another scale) or is no smaller than PLAIN.  Each time the
+ * measuring of all of them keeps the same encoding, it is kept twice as
+ * long before the next (16, 32, 64... blocks): a run's choice is made
+ * once, from its first block, and checked a few times while it pays.  The measuring
  * pass keeps its work for the writer: shared prefix lengths, dictionary
  * codes, numerics converted to integers.  Blocks whose I/O costs next to
  * nothing (CompSpillEncoderSetLight) take only the encodings that cost no
@@ -112,6 +115,7 @@
 #include <limits.h>
 
 #include "access/detoast.h"
+#include "access/htup_details.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "port/pg_bitutils.h"
@@ -227,7 +231,9 @@ CompSpillEncoderCreate(TupleDesc tupdesc, Size target_size)
 		col->attlen = attr->attlen;
 		col->may_pack = attr->attstorage != TYPSTORAGE_PLAIN;
 		col->is_numeric = attr->atttypid == NUMERICOID;
+		col->attalign = attr->attalign;
 		col->run_enc = COMPSPILL_NO_ENC;
+		col->run_period = enc->recheck_blocks;
 
 		/* the encodings that fit the column's type, in order */
 		for (int i = 0; i < COMPSPILL_NUM_ENCODINGS; i++)
@@ -437,6 +443,124 @@ CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values, bool *isnull)
 }
 
 /*
+ * Mark row row of a column null.
+ */
+static inline void
+compspill_encode_null(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
+					  uint32 row)
+{
+	Size		byte = row >> 3;
+
+	/* zero the bitmap up to this row's byte; Finish zeroes the rest */
+	if (byte >= col->bitmap.len)
+	{
+		Size		n = byte + 1 - col->bitmap.len;
+
+		memset(compspill_stream_append(enc->cxt, &col->bitmap, n), 0, n);
+	}
+	((unsigned char *) col->bitmap.data)[byte] |=
+		(unsigned char) (1 << (row & 7));
+	if (col->nnulls++ == 0)
+		enc->nnullcols++;
+}
+
+/*
+ * Append one row, a minimal tuple, to the encoder's block: its attributes
+ * deformed in one walk straight into the column streams, the way
+ * heap_deform_tuple walks them, with no slot and no Datum in between.  A
+ * fixed-width value is copied as the tuple holds it (a by-value one is
+ * stored there in native byte order, as the streams keep it); a plain
+ * varlena's data is appended behind its length entry; anything else (a
+ * TOAST pointer, an inline-compressed value, a cstring) goes the way
+ * CompSpillEncoderAdd takes it.
+ */
+void
+CompSpillEncoderAddMinimal(CompSpillEncoder *enc, MinimalTuple tup)
+{
+	uint32		row = enc->nrows;
+	int			natts = enc->natts;
+	int			tupnatts = HeapTupleHeaderGetNatts(tup);
+	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	const bits8 *bp = tup->t_bits;
+	const char *tp;
+	Size		off = 0;
+	Size		bytes = 0;
+
+	if (row >= PG_INT32_MAX)
+		elog(ERROR, "too many rows in a spill block");
+	if (unlikely(tupnatts < natts))
+	{
+		/* attributes added since: their defaults need heap_deform_tuple */
+		elog(ERROR, "minimal tuple has %d attributes, the spill %d",
+			 tupnatts, natts);
+	}
+
+	/* t_hoff counts from where a full tuple header would start */
+	tp = (const char *) tup - MINIMAL_TUPLE_OFFSET + tup->t_hoff;
+
+	for (int a = 0; a < natts; a++)
+	{
+		CompSpillEncoderColumn *col = &enc->cols[a];
+		const char *v;
+
+		if (hasnulls && att_isnull(a, bp))
+		{
+			compspill_encode_null(enc, col, row);
+			continue;
+		}
+
+		if (col->attlen > 0)
+		{
+			off = att_align_nominal(off, col->attalign);
+			v = tp + off;
+			/* by value or not, the stored bytes are what the stream keeps */
+			memcpy(compspill_stream_append(enc->cxt, &col->values,
+										   col->attlen), v, col->attlen);
+			bytes += col->attlen;
+			off += col->attlen;
+		}
+		else if (col->attlen == -1)
+		{
+			off = att_align_pointer(off, col->attalign, -1, tp + off);
+			v = tp + off;
+			if (likely(VARATT_IS_4B_U(v) ||
+					   (VARATT_IS_1B(v) && !VARATT_IS_1B_E(v))))
+			{
+				/* plain: 4-byte header uncompressed, or 1-byte header */
+				Size		len = VARSIZE_ANY_EXHDR(v);
+
+				if (unlikely(len > col->maxlen))
+				{
+					if (len > COMPSPILL_MAX_VALUE_LEN)
+						elog(ERROR, "varlena of %zu bytes is too large to spill",
+							 len);
+					col->maxlen = (uint32) len;
+				}
+				bytes += compspill_put_varint(enc->cxt, &col->lengths,
+											  (uint32) len << 1);
+				memcpy(compspill_stream_append(enc->cxt, &col->values, len),
+					   VARDATA_ANY(v), len);
+				bytes += len;
+			}
+			else
+				compspill_encode_varlena(enc, col, PointerGetDatum(v));
+			off += VARSIZE_ANY(v);
+		}
+		else
+		{
+			off = att_align_nominal(off, col->attalign);
+			v = tp + off;
+			compspill_encode_cstring(enc, col, PointerGetDatum(v));
+			off += strlen(v) + 1;
+		}
+	}
+
+	enc->stream_bytes += bytes;
+	enc->nrows++;
+}
+
+
+/*
  * Return the bytes of the block in plain encodings: what judging fullness
  * goes by, and an upper bound of the encoded size.
  */
@@ -468,10 +592,6 @@ CompSpillEncoderRows(CompSpillEncoder *enc)
 	return (int) enc->nrows;
 }
 
-/*
- * Return the exact number of bytes CompSpillEncoderFinish will write,
- * choosing the columns' encodings if the block changed since last asked.
- */
 /*
  * Return the exact number of bytes CompSpillEncoderFinish will write,
  * choosing the columns' encodings if the block changed since last asked.
@@ -520,7 +640,10 @@ void
 CompSpillEncoderNewRun(CompSpillEncoder *enc)
 {
 	for (int a = 0; a < enc->natts; a++)
+	{
 		enc->cols[a].run_enc = COMPSPILL_NO_ENC;
+		enc->cols[a].run_period = enc->recheck_blocks;
+	}
 	enc->chosen_rows = PG_UINT32_MAX;
 }
 
@@ -602,8 +725,17 @@ compspill_choose_column(CompSpillEncoder *enc, CompSpillEncoderColumn *col)
 
 	if (!enc->light)
 	{
+		/*
+		 * Measured again to the same choice, the encoding is kept twice as
+		 * long: a run's columns rarely change their nature, so a run's
+		 * choice is measured about log2(blocks / recheck_blocks) times.
+		 */
+		if (col->run_enc == best.enc && enc->recheck_blocks > 1)
+			col->run_period = Min(col->run_period * 2, PG_UINT32_MAX / 4);
+		else
+			col->run_period = enc->recheck_blocks;
 		col->run_enc = best.enc;
-		col->run_left = enc->recheck_blocks - 1;
+		col->run_left = col->run_period - 1;
 	}
 }
 

@@ -15,6 +15,7 @@
 #ifndef COMPSPILL_BLOCKCODEC_H
 #define COMPSPILL_BLOCKCODEC_H
 
+#include "access/htup.h"
 #include "access/tupdesc.h"
 
 /* blockcodec.c */
@@ -51,6 +52,8 @@ extern CompSpillEncoder *CompSpillEncoderCreate(TupleDesc tupdesc,
 												Size target_size);
 extern void CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values,
 								bool *isnull);
+extern void CompSpillEncoderAddMinimal(CompSpillEncoder *enc,
+									   MinimalTuple tup);
 extern bool CompSpillEncoderIsFull(CompSpillEncoder *enc);
 extern void CompSpillEncoderSetLight(CompSpillEncoder *enc, bool light);
 extern void CompSpillEncoderSetCompressed(CompSpillEncoder *enc,

@@ -60,7 +60,8 @@ compspill_kb(int64 bytes)
 /*
  * Print the spill figures of an operation that went to disk: codec, runs
  * and passes, bytes before and after encoding, frames by codec, the temp
- * file's peak and the time spent in I/O.
+ * file's peak, the time spent in I/O, and where the spill's CPU went:
+ * encoding rows, compressing, decompressing and decoding blocks.
  */
 void
 CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
@@ -73,6 +74,10 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 		(double) st->bytes_in / (double) st->bytes_written_runs : 0.0;
 	double		write_ms = INSTR_TIME_GET_MILLISEC(st->write_time);
 	double		read_ms = INSTR_TIME_GET_MILLISEC(st->read_time);
+	double		encode_ms = INSTR_TIME_GET_MILLISEC(st->encode_time);
+	double		compress_ms = INSTR_TIME_GET_MILLISEC(st->compress_time);
+	double		decompress_ms = INSTR_TIME_GET_MILLISEC(st->decompress_time);
+	double		decode_ms = INSTR_TIME_GET_MILLISEC(st->decode_time);
 	const char *codec = CompSpillCodecName(st->codec);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
@@ -110,6 +115,10 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 		appendStringInfo(es->str,
 						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
 						 write_ms, read_ms);
+		CompSpillExplainIndent(es);
+		appendStringInfo(es->str,
+						 "Spill CPU: encode=%.3f  compress=%.3f  decompress=%.3f  decode=%.3f ms\n",
+						 encode_ms, compress_ms, decompress_ms, decode_ms);
 		return;
 	}
 
@@ -142,6 +151,10 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
 	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
 	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+	ExplainPropertyFloat("Spill Encode Time", "ms", encode_ms, 3, es);
+	ExplainPropertyFloat("Spill Compress Time", "ms", compress_ms, 3, es);
+	ExplainPropertyFloat("Spill Decompress Time", "ms", decompress_ms, 3, es);
+	ExplainPropertyFloat("Spill Decode Time", "ms", decode_ms, 3, es);
 }
 
 /*

@@ -926,26 +926,22 @@ compspill_dump_run(CompSpillSorter *s)
 			MinimalTuple tup = s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
-			CompSpillRunPutTuple(s->spill, tup);
+			CompSpillRunPutMinimal(s->spill, tup);
 			s->stats.bytes_in += tup->t_len;
 		}
 	}
 	else
 	{
-		/* column frames: each row deformed once, for the block encoder */
+		/* column frames: each row deformed once, into the block encoder */
 		CompSpillRunBegin(s->spill, compspill_new_run(s));
 		for (i = 0; i < s->memtupcount; i++)
 		{
 			MinimalTuple tup = s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
-			ExecStoreMinimalTuple(tup, s->minslot, false);
-			slot_getallattrs(s->minslot);
-			CompSpillRunPut(s->spill, s->minslot->tts_values,
-							s->minslot->tts_isnull);
+			CompSpillRunPutMinimal(s->spill, tup);
 			s->stats.bytes_in += tup->t_len;
 		}
-		ExecClearTuple(s->minslot);
 	}
 	if (!s->datum_mode)
 		s->stats.rows_spilled += s->memtupcount;

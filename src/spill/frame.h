@@ -28,7 +28,9 @@ typedef struct CompSpillFrameHeader
 	uint32		nrows;
 	uint32		raw_len;		/* encoded size */
 	uint32		stored_len;		/* payload size, with the tag if encrypted */
-	uint32		crc;			/* CRC-32C of header (crc = 0) and payload */
+	uint32		crc;			/* CRC-32C of header (crc = 0) and payload;
+								 * 0 and unused in an encrypted frame, which
+								 * its authentication tag covers */
 } CompSpillFrameHeader;
 
 #define COMPSPILL_FRAME_HEADER_SIZE sizeof(CompSpillFrameHeader)

@@ -33,7 +33,8 @@
  *			uint32	nrows		rows in the payload, > 0
  *			uint32	raw_len		size of the payload before compression
  *			uint32	stored_len	size of the payload that follows
- *			uint32	crc			CRC-32C of the header (crc zeroed) and payload
+ *			uint32	crc			CRC-32C of the header (crc zeroed) and payload;
+ *								0, unused, when encrypted: the tag covers both
  *		payload				stored_len bytes
  *
  * The payload is the block codec's encoding of nrows rows, or with the
@@ -140,6 +141,14 @@ struct CompSpill
 	instr_time	ac_write_time;
 	int64		ac_read;
 	instr_time	ac_read_time;
+
+	/*
+	 * Spill CPU: when the pending block's first row was put by
+	 * CompSpillRunPutMinimal (rows put back to back), so that its encoding
+	 * is timed from there; otherwise only the block's finishing is.
+	 */
+	bool		block_timed;
+	instr_time	block_start;
 };
 
 struct CompSpillRunReader
@@ -402,6 +411,39 @@ CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup)
 }
 
 /*
+ * Append one row, a minimal tuple, to the run being written, whatever its
+ * kind of frames: a row frame takes it as it is, a block gets its values
+ * deformed straight into the column streams.  For a caller that puts the
+ * rows of a run back to back, as the sorter does from memory: the encoding
+ * of a block is timed (Spill CPU) from its first row on.
+ */
+void
+CompSpillRunPutMinimal(CompSpill *sp, MinimalTuple tup)
+{
+	Assert(sp->run != NULL);
+
+	if (unlikely(!sp->block_timed))
+	{
+		INSTR_TIME_SET_CURRENT(sp->block_start);
+		sp->block_timed = true;
+	}
+	sp->run->nrows++;
+	if (sp->run->rows)
+	{
+		if (unlikely(tup->t_len > sp->max_row))
+			sp->max_row = tup->t_len;
+		if (unlikely(CompSpillRowWriterAdd(&sp->rows, tup)))
+			compspill_emit_frame(sp);
+	}
+	else
+	{
+		CompSpillEncoderAddMinimal(sp->enc, tup);
+		if (unlikely(CompSpillEncoderIsFull(sp->enc)))
+			compspill_emit_frame(sp);
+	}
+}
+
+/*
  * Start writing a new run that keeps an index of its frames, so that a
  * reader can go straight to the frame holding a given row.
  */
@@ -563,9 +605,18 @@ compspill_emit_frame(CompSpill *sp)
 	char	   *payload;
 	off_t		offset;
 	Size		tag = sp->cipher ? COMPSPILL_CIPHER_TAG_SIZE : 0;
+	instr_time	start;
+	instr_time	end;
 
 	if (nrows == 0)
 		return;
+
+	/* Spill CPU: from the block's first row, or from here */
+	if (sp->block_timed)
+		start = sp->block_start;
+	else
+		INSTR_TIME_SET_CURRENT(start);
+	sp->block_timed = false;
 
 	codec = compspill_frame_codec(sp);
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO && !rows)
@@ -585,6 +636,8 @@ compspill_emit_frame(CompSpill *sp)
 			CompSpillRowWriterFinish(&sp->rows, payload);
 		else
 			CompSpillEncoderFinish(sp->enc, payload);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
 	}
@@ -613,23 +666,22 @@ compspill_emit_frame(CompSpill *sp)
 									 COMPSPILL_FRAME_HEADER_SIZE +
 									 Max(bound, rawlen) + tag);
 		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+
+		/* the block is encoded; the compressor's time starts here */
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
+		start = end;
+		clen = CompSpillCompress(sp->comp, codec, src, rawlen,
+								 payload, bound);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->compress_time, end, start);
 		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		{
-			instr_time	start;
-			instr_time	end;
-
-			INSTR_TIME_SET_CURRENT(start);
-			clen = CompSpillCompress(sp->comp, codec, src, rawlen,
-									 payload, bound);
-			INSTR_TIME_SET_CURRENT(end);
 			INSTR_TIME_SUBTRACT(end, start);
 			CompSpillAutoRecordCompress(&sp->ac, codec, rawlen,
 										clen > 0 ? clen : rawlen,
 										INSTR_TIME_GET_DOUBLE(end));
 		}
-		else
-			clen = CompSpillCompress(sp->comp, codec, src, rawlen,
-									 payload, bound);
 
 		if (clen > 0 && clen < rawlen)
 		{
@@ -667,7 +719,9 @@ compspill_emit_frame(CompSpill *sp)
 		stored_len += tag;
 	}
 	hdr.stored_len = (uint32) stored_len;
-	hdr.crc = compspill_frame_crc(&hdr, payload);
+	/* the tag authenticates an encrypted frame: it needs no checksum */
+	if (!sp->cipher)
+		hdr.crc = compspill_frame_crc(&hdr, payload);
 	memcpy(frame, &hdr, sizeof(hdr));
 
 	offset = CompSpillFileCommit(sp->file,
@@ -1236,6 +1290,7 @@ compspill_load_frame(CompSpillRunReader *r)
 	off_t		pos = r->pos;
 	Size		payload_len;
 	instr_time	start;
+	instr_time	end;
 
 	if (pos >= r->run->len)
 	{
@@ -1297,14 +1352,20 @@ compspill_load_frame(CompSpillRunReader *r)
 								  COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
 	payload = (char *) frame + COMPSPILL_FRAME_HEADER_SIZE;
 
-	crc = compspill_frame_crc(&hdr, payload);
-	if (!EQ_CRC32C(crc, hdr.crc))
-		compspill_corrupt_frame(r, pos,
-								psprintf("Block checksum mismatch: stored %08X, computed %08X.",
-										 hdr.crc, crc));
-
-	if (r->sp->cipher)
+	if (r->sp->cipher == NULL)
 	{
+		crc = compspill_frame_crc(&hdr, payload);
+		if (!EQ_CRC32C(crc, hdr.crc))
+			compspill_corrupt_frame(r, pos,
+									psprintf("Block checksum mismatch: stored %08X, computed %08X.",
+											 hdr.crc, crc));
+	}
+	else
+	{
+		/*
+		 * The tag covers the header (crc field zeroed, which the writer
+		 * leaves so, unused) and the payload: no checksum over either.
+		 */
 		CompSpillFrameHeader aad = hdr;
 
 		/* in place: the window's copy of this frame is plaintext from now */
@@ -1332,11 +1393,10 @@ compspill_load_frame(CompSpillRunReader *r)
 								 r->dbuf, hdr.raw_len, &detail))
 			compspill_corrupt_frame(r, pos, detail ? detail :
 									"The block could not be decompressed.");
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(r->sp->stats->decompress_time, end, start);
 		if (r->sp->set.codec == COMPSPILL_CODEC_AUTO)
 		{
-			instr_time	end;
-
-			INSTR_TIME_SET_CURRENT(end);
 			INSTR_TIME_SUBTRACT(end, start);
 			CompSpillAutoRecordDecompress(&r->sp->ac,
 										  (CompSpillCodec) hdr.codec,
@@ -1348,6 +1408,7 @@ compspill_load_frame(CompSpillRunReader *r)
 	}
 
 	detail = NULL;
+	INSTR_TIME_SET_CURRENT(start);
 	if (r->run->rows)
 	{
 		if (!CompSpillRowFrameCheck(&r->rc, r->sp->tupdesc, raw, hdr.raw_len,
@@ -1363,6 +1424,8 @@ compspill_load_frame(CompSpillRunReader *r)
 	if (!r->run->rows && r->blk.nrows != (int) hdr.nrows)
 		elog(ERROR, "compspill block decoder returned %d rows, expected %u",
 			 r->blk.nrows, hdr.nrows);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_ACCUM_DIFF(r->sp->stats->decode_time, end, start);
 
 	r->pos = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len);
 	r->frame++;

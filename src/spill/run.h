@@ -69,6 +69,7 @@ extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
 extern bool CompSpillWantRowFrames(CompSpill *sp);
 extern void CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup);
+extern void CompSpillRunPutMinimal(CompSpill *sp, MinimalTuple tup);
 extern void CompSpillRunCutFrame(CompSpill *sp);
 extern void CompSpillRunEnd(CompSpill *sp);
 extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);

@@ -331,9 +331,22 @@ my $authfail = qr/DETAIL:  Frame \d+ of the run failed authentication/;
 like(damaged_sort('encrypted lz4, forged with a valid CRC',
 		"$enc; SET compspill.codec = lz4", \&forge),
 	$authfail, 'encrypted lz4, forged: the tag catches what the CRC does not');
+# the tag authenticates an encrypted frame, which carries no CRC: the
+# header's crc field is zero in every frame
+my @crcs;
+sub crcs_then_forge
+{
+	my ($path) = @_;
+	@crcs = map { (unpack('V C4 V V V V', $_->[1]))[8] }
+	  first_run_frames(read_file($path));
+	forge($path);
+	return;
+}
 like(damaged_sort('encrypted none, forged with a valid CRC',
-		"$enc; SET compspill.codec = none", \&forge),
+		"$enc; SET compspill.codec = none", \&crcs_then_forge),
 	$authfail, 'encrypted none, forged: the tag catches it');
+ok(@crcs >= 8 && !grep({ $_ != 0 } @crcs),
+	'encrypted frames carry no CRC: the crc field of every frame is zero');
 $node->safe_psql('postgres',
 	'CREATE TABLE fixed AS SELECT g AS id, hashint4(g)::bigint * 1000 AS h '
 	  . 'FROM generate_series(1, 300000) g');

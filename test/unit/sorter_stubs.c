@@ -471,6 +471,14 @@ CompSpillRunPutTuple(CompSpill *sp pg_attribute_unused(),
 	fake_unsupported("row frames");
 }
 
+/* Add a tuple to a run of either kind: only the tuple path does */
+void
+CompSpillRunPutMinimal(CompSpill *sp pg_attribute_unused(),
+					   MinimalTuple tup pg_attribute_unused())
+{
+	fake_unsupported("tuple runs");
+}
+
 /* End the run being written */
 void
 CompSpillRunEnd(CompSpill *sp)

@@ -115,6 +115,7 @@ typedef struct CompSpillEncoderColumn
 	int16		attlen;
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
 	bool		is_numeric;		/* of type numeric? */
+	char		attalign;		/* for deforming minimal tuples */
 	uint32		nnulls;			/* nulls in the current block */
 	uint32		nraw;			/* raw varlenas in the current block */
 	uint32		maxlen;			/* longest plain varlena data, this block */
@@ -129,6 +130,7 @@ typedef struct CompSpillEncoderColumn
 	/* the encoding kept for the run, and blocks until it is re-checked */
 	uint8		run_enc;		/* COMPSPILL_ENC_*, or 0xFF for none */
 	uint32		run_left;
+	uint32		run_period;		/* blocks kept since the last measuring */
 	/* work of the choosing pass that the writer reuses, per value */
 	uint32	   *shared;			/* FRONT: bytes shared with the previous */
 	uint8	   *codes;			/* DICT: codes */
