@@ -80,6 +80,9 @@ typedef struct CompSpillAutoCodec
 	double		written_bytes;	/* file bytes through RecordWrite */
 	double		read_bytes;		/* file bytes through RecordRead */
 	CompSpillAutoEstimate write;	/* ns per file byte written */
+	double		write_floor;	/* the cheapest write sample, ns per byte,
+								 * or -1 */
+	bool		direct;			/* the file does direct I/O */
 	CompSpillAutoEstimate read; /* ns per file byte read */
 	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
 } CompSpillAutoCodec;
@@ -99,8 +102,7 @@ extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										Size storedlen, double seconds);
 extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds);
-extern void CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac,
-										 double seconds);
+extern void CompSpillAutoSetDirect(CompSpillAutoCodec *ac, bool direct);
 extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
 									double seconds);
 extern void CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac,

@@ -526,22 +526,33 @@ compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
 
 /*
  * With codec = auto, pass the file I/O done since the last call to the
- * codec chooser, as totals: a write covers many frames.  The waits for
- * writeback (the first call turns their measurement on) go with the
- * writes, after them, so that they are folded in with written bytes.
+ * codec chooser, as totals: a write or a read covers many frames.  Called
+ * after each frame written and each compressed frame read, so the reads of
+ * a merge (an intermediate pass, or a store's reader) weigh the codecs of
+ * the frames written after them.
  */
 static void
 compspill_feed_io(CompSpill *sp)
 {
 	CompSpillStats *st = sp->stats;
 	double		secs;
-	double		wait = CompSpillFileTakeWritebackWait(sp->file);
 
+	CompSpillAutoSetDirect(&sp->ac, st->dio_active);
 	if (compspill_io_since(st->bytes_written, st->write_time,
 						   &sp->ac_written, &sp->ac_write_time, &secs))
+	{
 		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
 								 secs);
-	CompSpillAutoRecordWriteback(&sp->ac, wait);
+		sp->ac_written = st->bytes_written;
+		sp->ac_write_time = st->write_time;
+	}
+	if (compspill_io_since(st->bytes_read, st->read_time,
+						   &sp->ac_read, &sp->ac_read_time, &secs))
+	{
+		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read, secs);
+		sp->ac_read = st->bytes_read;
+		sp->ac_read_time = st->read_time;
+	}
 }
 
 /*

@@ -65,7 +65,6 @@ extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
 								 off_t upto);
 extern Size CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 							  off_t offset, char *buf, Size len, Size need);
-extern double CompSpillFileTakeWritebackWait(CompSpillFile *file);
 extern const char *CompSpillFileName(CompSpillFile *file);
 extern void CompSpillFileClose(CompSpillFile *file);
 
