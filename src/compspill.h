@@ -130,6 +130,18 @@ typedef enum CompSpillFrameKind
 	COMPSPILL_FRAME_KIND_ALTERNATE = 3	/* tests: a run of each in turn */
 } CompSpillFrameKind;
 
+/*
+ * The limit that made codec = auto compress for lack of room (see
+ * spill/run.c), for EXPLAIN
+ */
+typedef enum CompSpillRoomLimit
+{
+	COMPSPILL_ROOM_NONE = 0,	/* room enough, or not codec = auto */
+	COMPSPILL_ROOM_TEMP_FILE_LIMIT,
+	COMPSPILL_ROOM_MAX_TEMP_SPACE,
+	COMPSPILL_ROOM_FILE_SYSTEM	/* the temp directory's free space */
+} CompSpillRoomLimit;
+
 /* compspill.encryption */
 typedef enum CompSpillEncryption
 {
@@ -172,6 +184,8 @@ typedef struct CompSpillStats
 	bool		dio_fallback;	/* asked for, refused by the file system:
 								 * buffered I/O instead */
 	bool		encrypted;		/* frames encrypted with AES-256-GCM */
+	CompSpillRoomLimit room;	/* codec = auto compressed for lack of room
+								 * under this limit */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
 								 * included */
@@ -229,5 +243,6 @@ extern const char *CompSpillEncryptionName(bool encrypted);
 
 /* spillfile.c */
 extern const char *CompSpillDirectIOName(const CompSpillStats *st);
+extern const char *CompSpillRoomName(CompSpillRoomLimit room);
 
 #endif							/* COMPSPILL_H */

@@ -105,6 +105,16 @@
  * that noise in the measurements does not make it flap; switching itself
  * costs nothing (each frame names its codec), so the margin is small.
  *
+ * Room.  The run writer can say that room is short (CompSpillAutoSetRoom):
+ * the rest of the spill may store at most a given number of bytes per raw
+ * byte, or it would pass temp_file_limit, compspill.max_temp_space or the
+ * free space of the file system (spill/run.c works the fraction out).
+ * Then the candidates are the codecs whose stored fraction is within it,
+ * and of those the one of least time as above
+ * (CompSpillAutoDecideRoom); when none is, the one that stores least.  A
+ * choice that no longer fits is left at once, without the hysteresis; and
+ * the runs are written in column frames, which store fewer bytes.
+ *
  * Frame kind.  The same measurements decide, at the start of each run of
  * a sort, whether it is written in row frames, which cost a memcpy a row,
  * or in column frames, which cost the block codec's CPU and save bytes:
@@ -248,6 +258,78 @@ CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 	return best;
 }
 
+/*
+ * Return the codec of least modelled time (as CompSpillAutoDecide) among
+ * those whose stored fraction, 1 / ratio, is within room_fraction; when
+ * none is, the known codec that stores least (equal fractions go to the
+ * lower CPU cost).  room_fraction INFINITY (or NaN): no limit, the same as
+ * CompSpillAutoDecide.
+ */
+CompSpillCodec
+CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+						double write_ns_per_byte, double read_ns_per_byte,
+						double reads_per_write, double room_fraction)
+{
+	CompSpillCodecCost fit[COMPSPILL_NUM_STORED_CODECS];
+	bool		any = false;
+	CompSpillCodec least = COMPSPILL_CODEC_NONE;
+	double		least_stored = INFINITY;
+	double		least_cpu = INFINITY;
+
+	if (!(room_fraction < INFINITY))
+		return CompSpillAutoDecide(cost, write_ns_per_byte, read_ns_per_byte,
+								   reads_per_write);
+
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		double		stored;
+		double		cpu;
+
+		fit[c] = cost[c];
+		if (!compspill_auto_usable(&cost[c]))
+			continue;
+		stored = 1.0 / cost[c].ratio;
+		cpu = cost[c].compress_ns_per_byte +
+			reads_per_write * cost[c].decompress_ns_per_byte;
+		if (stored <= room_fraction)
+			any = true;
+		else
+			fit[c].known = false;
+		if (stored < least_stored * (1.0 - COMPSPILL_AUTO_TIE) ||
+			(stored <= least_stored * (1.0 + COMPSPILL_AUTO_TIE) &&
+			 cpu < least_cpu))
+		{
+			least = (CompSpillCodec) c;
+			least_stored = Min(stored, least_stored);
+			least_cpu = cpu;
+		}
+	}
+
+	if (!any)
+		return least;
+	return CompSpillAutoDecide(fit, write_ns_per_byte, read_ns_per_byte,
+							   reads_per_write);
+}
+
+/*
+ * Say how many stored bytes per raw byte the rest of the spill may take
+ * for lack of room; INFINITY: as many as it likes.
+ */
+void
+CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction)
+{
+	if (isnan(room_fraction))
+		room_fraction = INFINITY;
+	ac->room_fraction = Max(room_fraction, 0.0);
+}
+
+/* Say whether room is short: CompSpillAutoSetRoom set a limit */
+bool
+CompSpillAutoRoomShort(const CompSpillAutoCodec *ac)
+{
+	return ac->room_fraction < INFINITY;
+}
+
 /* Make an estimate with no sample */
 static void
 compspill_auto_estimate_init(CompSpillAutoEstimate *est)
@@ -338,6 +420,7 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 	ac->reads_per_write = 1.0;
 	ac->choice = COMPSPILL_CODEC_NONE;
 	ac->write_floor = -1.0;
+	ac->room_fraction = INFINITY;
 
 	compspill_auto_estimate_init(&ac->write);
 	compspill_auto_estimate_init(&ac->read);
@@ -461,12 +544,15 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 	}
 
 	/* revise the choice, if another codec is clearly better */
-	best = CompSpillAutoDecide(cost, w, r, k);
+	best = CompSpillAutoDecideRoom(cost, w, r, k, ac->room_fraction);
 	if (best != ac->choice)
 	{
 		bool		change = true;
+		bool		fits = !CompSpillAutoRoomShort(ac) ||
+			(compspill_auto_usable(&cost[ac->choice]) &&
+			 1.0 / cost[ac->choice].ratio <= ac->room_fraction);
 
-		if (compspill_auto_usable(&cost[ac->choice]))
+		if (fits && compspill_auto_usable(&cost[ac->choice]))
 		{
 			double		t_best = CompSpillAutoModelTime(&cost[best], w, r, k);
 			double		t_cur = CompSpillAutoModelTime(&cost[ac->choice],
@@ -616,7 +702,8 @@ CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
  * has been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte
  * written and read, or has not been measured yet (a sort's first run, which
  * the temp files' page cache nearly always takes: its writes are timed and
- * decide the next runs).  The codec of each frame is chosen as ever.
+ * decide the next runs); never when room is short.  The codec of each
+ * frame is chosen as ever.
  */
 #define COMPSPILL_AUTO_ROW_IO_NS	2.0
 
@@ -627,6 +714,8 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	double		write_ns;
 	double		read_ns;
 
+	if (CompSpillAutoRoomShort(ac))
+		return false;
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);

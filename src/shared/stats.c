@@ -341,6 +341,23 @@ CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 }
 
 /*
+ * Set *backend to the bytes of compspill temp files this backend holds and
+ * *cluster to those of the whole cluster; false (both zero) when compspill
+ * is not in shared_preload_libraries, where nothing is counted.
+ */
+bool
+CompSpillSpaceHeld(int64 *backend, int64 *cluster)
+{
+	*backend = 0;
+	*cluster = 0;
+	if (compspill_shared == NULL)
+		return false;
+	*backend = compspill_backend_space;
+	*cluster = (int64) pg_atomic_read_u64(&compspill_shared->temp_space);
+	return true;
+}
+
+/*
  * Give back everything a spill file claimed: it is closed.
  */
 void
@@ -692,6 +709,8 @@ CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
 	sum->dio_active |= add->dio_active;
 	sum->dio_fallback |= add->dio_fallback;
 	sum->encrypted |= add->encrypted;
+	if (sum->room == COMPSPILL_ROOM_NONE)
+		sum->room = add->room;
 	sum->nruns += add->nruns;
 	sum->merge_passes += add->merge_passes;
 	sum->early_merges += add->early_merges;

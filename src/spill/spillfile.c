@@ -60,6 +60,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands/tablespace.h"
@@ -68,6 +69,7 @@
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
@@ -351,6 +353,93 @@ CompSpillDirectIOName(const CompSpillStats *st)
 	if (st->dio_active)
 		return "on";
 	return st->dio_fallback ? "fallback" : "off";
+}
+
+/* Name the limit that made codec = auto compress for lack of room */
+const char *
+CompSpillRoomName(CompSpillRoomLimit room)
+{
+	switch (room)
+	{
+		case COMPSPILL_ROOM_NONE:
+			break;
+		case COMPSPILL_ROOM_TEMP_FILE_LIMIT:
+			return "temp_file_limit";
+		case COMPSPILL_ROOM_MAX_TEMP_SPACE:
+			return "compspill.max_temp_space";
+		case COMPSPILL_ROOM_FILE_SYSTEM:
+			return "file system";
+	}
+	return "none";
+}
+
+/*
+ * Return how many bytes more the file can take before it passes a limit
+ * on temp space, and set *limit to the limit that leaves least (NONE when
+ * none applies: then PG_INT64_MAX).  The limits:
+ *
+ * - temp_file_limit, less what the backend holds in temp files.  fd.c's
+ *   count of them is private to it, so what is counted is compspill's own
+ *   files in the backend (its claims on compspill.max_temp_space, which
+ *   need shared_preload_libraries; without it, this file alone): temp
+ *   files of native nodes in the same query (a hash join's batches, a
+ *   tuplestore) are not seen, and can still make a spill fail;
+ * - compspill.max_temp_space, less what compspill's files in the cluster
+ *   hold (shared_preload_libraries only, as the cap itself);
+ * - the free space of the file system the file lives on (statvfs on its
+ *   directory, the temp tablespace's pgsql_tmp: f_bavail, what a process
+ *   without privileges may use).  Others write there too, so this is a
+ *   snapshot.
+ */
+int64
+CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
+{
+	int64		room = PG_INT64_MAX;
+	int64		size = (int64) file->nextents * (int64) file->extent_size;
+	int64		backend;
+	int64		cluster;
+	bool		counted = CompSpillSpaceHeld(&backend, &cluster);
+	char		dir[MAXPGPATH];
+	struct statvfs fs;
+
+	*limit = COMPSPILL_ROOM_NONE;
+	if (temp_file_limit >= 0)
+	{
+		int64		left = (int64) temp_file_limit * 1024 -
+			(counted ? Max(backend, size) : size);
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_TEMP_FILE_LIMIT;
+		}
+	}
+	if (counted && compspill_max_temp_space >= 0)
+	{
+		int64		left = (int64) compspill_max_temp_space * 1024 - cluster;
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_MAX_TEMP_SPACE;
+		}
+	}
+
+	strlcpy(dir, FilePathName(file->vfd), sizeof(dir));
+	get_parent_directory(dir);
+	if (statvfs(dir, &fs) == 0)
+	{
+		int64		left = (int64) Min((uint64) fs.f_bavail * fs.f_frsize,
+									   (uint64) PG_INT64_MAX);
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_FILE_SYSTEM;
+		}
+	}
+
+	return Max(room, 0);
 }
 
 /*

@@ -66,6 +66,7 @@ extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
 extern Size CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 							  off_t offset, char *buf, Size len, Size need);
 extern const char *CompSpillFileName(CompSpillFile *file);
+extern int64 CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit);
 extern void CompSpillFileClose(CompSpillFile *file);
 
 #endif							/* COMPSPILL_SPILLFILE_H */
