@@ -48,27 +48,33 @@
  * than by samples: when a figure is updated, the weight of the new sample
  * is a / (a + H), where a is the number of bytes that have gone through
  * its stream (compression, decompression, writes, reads) since its last
- * update and H a horizon (COMPSPILL_AUTO_CPU_HORIZON, _IO_HORIZON),
- * capped at COMPSPILL_AUTO_MAX_WEIGHT.  The chosen codec's figures,
- * updated every block, move slowly (a 64 kB block weighs 6%); a probed
- * codec's figures, updated rarely, follow each probe more closely; the
- * I/O figures follow the device quickly (a 1 MB write weighs 50%),
- * because they are measured per file byte and a well compressed spill
- * writes rarely; no sample weighs more than half, so that one outlier (the
- * backend descheduled for a while) does not take over.
+ * update and H a horizon (COMPSPILL_AUTO_CPU_HORIZON, _IO_HORIZON,
+ * _WRITE_HORIZON), capped at COMPSPILL_AUTO_MAX_WEIGHT.  The chosen
+ * codec's figures, updated every block, move slowly (a 64 kB block weighs
+ * 6%); a probed codec's figures, updated rarely, follow each probe more
+ * closely; reads follow the device quickly (a 1 MB read weighs 50%),
+ * writes slowly (see below); no sample weighs more than half, so that one
+ * outlier (the backend descheduled for a while) does not take over.
  *
  * Writes and the page cache.  A buffered write costs a memory copy until
  * the device's dirty pages reach the kernel's limit; then the kernel
- * makes the writer wait for the device, and W is what the writer really
- * waits per byte written.  A device as fast as the spill produces bytes
- * makes no writer wait and costs nothing, which is right: compression's
- * CPU would not be repaid there.  When compression shrinks the writes
- * below what the device keeps up with, the waits shrink and W with them:
- * the choice settles where compressing no longer pays.  (A writeback
- * measurement with sync_file_range, handing each written MB to the device
- * and timing the wait for it, was tried to see the device before the
- * dirty limit: on the throttled 50 MB/s device it stored more frames raw,
- * not fewer, and took 1.5-2x the time; it is gone.)
+ * makes the writer wait for the device, in bursts: a write that finds the
+ * cache full waits for a good part of it to drain, the next ones, while
+ * the device works, do not.  A byte's real cost is the average over the
+ * cache's size, so the write figure is aged over
+ * COMPSPILL_AUTO_WRITE_HORIZON (32 MB, the order of a device's dirty cap):
+ * a 1 MB write weighs 3%, the bursts average out, and once a slow device
+ * has shown, the choice does not fall back to storing raw as soon as the
+ * cache has room again (compressed frames are written at a fraction of
+ * the rate, so their figure moves slowly too).  With a 1 MB horizon the
+ * figure followed each burst and the cheap writes after it, and on the
+ * throttled 50 MB/s device auto stored about half its frames raw.  A
+ * device as fast as the spill produces bytes makes no writer wait and
+ * costs nothing, which is right: compression's CPU would not be repaid.
+ * (A writeback measurement with sync_file_range, handing each written MB
+ * to the device and timing the wait for it, was tried to see the device
+ * before the dirty limit: on the throttled 50 MB/s device it stored more
+ * frames raw, not fewer, and took 1.5-2x the time; it is gone.)
  *
  * Reads.  In a sort every run is written before any is read, so the reads
  * of the final merge come too late to weigh anything; they count for the
@@ -152,6 +158,7 @@
 /* smoothing horizons in bytes, and the most one sample may weigh */
 #define COMPSPILL_AUTO_CPU_HORIZON			(1.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_IO_HORIZON			(1.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_WRITE_HORIZON		(32.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_MAX_WEIGHT			0.5
 
 /* the least stored fraction believed: a ratio of at most a million */
@@ -641,7 +648,7 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 	sample = compspill_auto_estimate_add(&ac->write, (double) bytes,
 										 compspill_auto_ns(seconds),
 										 ac->written_bytes,
-										 COMPSPILL_AUTO_IO_HORIZON,
+										 COMPSPILL_AUTO_WRITE_HORIZON,
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;

@@ -433,9 +433,13 @@ test_online(void)
 	check(ac.choice == LZ4 && sim.used[LZ4] >= 475, "online disk gets slow",
 		  "then %lld of 500 blocks with lz4",
 		  (long long) sim.used[LZ4]);
+	/*
+	 * Back to the page cache: writes average over 32 MB, and lz4 writes a
+	 * third of the bytes, so it takes about 100 MB of raw rows.
+	 */
 	sim.write_ns = 0.3;
-	n = sim_until(&sim, &ac, NONE, 600);
-	check(n >= 0 && n <= 300, "online disk gets fast",
+	n = sim_until(&sim, &ac, NONE, 3000);
+	check(n >= 0 && n <= 2000, "online disk gets fast",
 		  "none chosen %d blocks (%.1f MB) after the disk went to 0.3 ns/B",
 		  n, n * 64.0 / 1024);
 	sim_run(&sim, &ac, 500);
@@ -649,7 +653,9 @@ test_reads(void)
  * are under the kernel's limit (dirty_limit) and block until the device
  * has written enough of them otherwise; the device writes at device_ns
  * per byte, FIFO, and writes back only what exceeds the dirty limit, as
- * the kernel does for a file nobody syncs (a device's strict dirty cap).
+ * the kernel does for a file nobody syncs (a device's strict dirty cap),
+ * in bursts: a write that finds more than the limit dirty waits until
+ * half of it is written.
  */
 typedef struct WbSim
 {
@@ -694,7 +700,8 @@ wbsim_write(WbSim *ws, CompSpillAutoCodec *ac, double bytes)
 	dirty = Max(ws->device_done - ws->now, 0.0) / ws->device_ns;
 	if (dirty > ws->dirty_limit)
 	{
-		double		wait = (dirty - ws->dirty_limit) * ws->device_ns;
+		/* in a burst: until the device has drained half the cache */
+		double		wait = (dirty - ws->dirty_limit / 2) * ws->device_ns;
 
 		ws->throttled += wait;
 		ws->now += wait;
