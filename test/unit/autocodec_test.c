@@ -846,6 +846,82 @@ test_read_prior(void)
 	check(fabs(r - 5.0) < 1e-6, "read measured", "read %.2f ns/B", r);
 }
 
+/* ----------------------------------------------------------------
+ * Room: a limit on the stored bytes per raw byte
+ * ----------------------------------------------------------------
+ */
+static void
+test_room(void)
+{
+	CompSpillCodecCost cost[3];
+	CompSpillAutoCodec ac;
+	Sim			sim;
+	CompSpillCodec c;
+
+	/* lz4 stores 1/3, zstd 1/4; in the page cache none is fastest */
+	realistic(cost, 3.0, 4.0);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, INFINITY);
+	check(c == NONE && c == CompSpillAutoDecide(cost, 0.3, 0.3, 1.0),
+		  "room unlimited", "%s, as CompSpillAutoDecide", name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NAN);
+	check(c == NONE, "room NaN", "%s: no limit", name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.5);
+	check(c == LZ4, "room 0.5", "%s: both fit, lz4 costs less", name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 1.0 / 3.0);
+	check(c == LZ4, "room exactly lz4's", "%s", name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.3);
+	check(c == ZSTD, "room 0.3", "%s: only zstd fits", name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.1);
+	check(c == ZSTD, "room 0.1", "%s: nothing fits, zstd stores least",
+		  name(c));
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.0);
+	check(c == ZSTD, "room none left", "%s", name(c));
+	/* room wide enough for none: the time decides, as without a limit */
+	c = CompSpillAutoDecideRoom(cost, 20.0, 20.0, 1.0, 1.0);
+	check(c == CompSpillAutoDecide(cost, 20.0, 20.0, 1.0), "room 1.0",
+		  "%s, as CompSpillAutoDecide", name(c));
+	/* an unknown codec is no candidate, even when it would fit */
+	cost[ZSTD].known = false;
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.3);
+	check(c == LZ4, "room, zstd unknown", "%s: lz4 stores least of the known",
+		  name(c));
+	/* equal fractions: the lower CPU cost */
+	realistic(cost, 4.0, 4.0);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.1);
+	check(c == LZ4, "room, equal fractions", "%s", name(c));
+
+	/* online, in the page cache: compressed from the first blocks */
+	sim_init(&sim, 0.3);
+	CompSpillAutoInit(&ac, 1);
+	check(!CompSpillAutoRoomShort(&ac) && CompSpillAutoRowFrames(&ac),
+		  "room online", "no limit at first, row frames");
+	CompSpillAutoSetRoom(&ac, 0.5);
+	check(CompSpillAutoRoomShort(&ac) && !CompSpillAutoRowFrames(&ac),
+		  "room online", "room short: column frames");
+	sim_run(&sim, &ac, 500);
+	check(ac.choice == LZ4 && sim.used[NONE] == 0, "room online 0.5",
+		  "choice %s, %lld of 500 blocks raw", name(ac.choice),
+		  (long long) sim.used[NONE]);
+	/* a choice that no longer fits is left at the next block */
+	CompSpillAutoSetRoom(&ac, 0.3);
+	sim_run(&sim, &ac, 1);
+	check(ac.choice == ZSTD, "room online 0.3", "choice %s at once",
+		  name(ac.choice));
+	sim_run(&sim, &ac, 500);
+	check(sim.used[ZSTD] >= 475 && sim.used[NONE] == 0, "room online 0.3",
+		  "%lld of 500 blocks zstd, %lld raw", (long long) sim.used[ZSTD],
+		  (long long) sim.used[NONE]);
+	/* room again: back to storing raw */
+	CompSpillAutoSetRoom(&ac, INFINITY);
+	sim_run(&sim, &ac, 500);
+	check(ac.choice == NONE && CompSpillAutoRowFrames(&ac),
+		  "room again", "choice %s, row frames", name(ac.choice));
+	/* a negative fraction is none at all */
+	CompSpillAutoSetRoom(&ac, -1.0);
+	check(ac.room_fraction == 0.0, "room negative", "%.2f",
+		  ac.room_fraction);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -858,6 +934,7 @@ main(int argc, char **argv)
 	test_reads();
 	test_writes();
 	test_read_prior();
+	test_room();
 
 	printf("autocodec unit: %d passed, %d failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;
