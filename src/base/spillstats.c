@@ -32,6 +32,8 @@ CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
 	sum->dio_active |= add->dio_active;
 	sum->dio_fallback |= add->dio_fallback;
 	sum->encrypted |= add->encrypted;
+	if (sum->room == COMPSPILL_ROOM_NONE)
+		sum->room = add->room;
 	sum->nruns += add->nruns;
 	sum->merge_passes += add->merge_passes;
 	sum->early_merges += add->early_merges;
@@ -102,4 +104,22 @@ CompSpillDirectIOName(const CompSpillStats *st)
 	if (st->dio_active)
 		return "on";
 	return st->dio_fallback ? "fallback" : "off";
+}
+
+/* Name the limit that made codec = auto compress for lack of room */
+const char *
+CompSpillRoomName(CompSpillRoomLimit room)
+{
+	switch (room)
+	{
+		case COMPSPILL_ROOM_NONE:
+			break;
+		case COMPSPILL_ROOM_TEMP_FILE_LIMIT:
+			return "temp_file_limit";
+		case COMPSPILL_ROOM_MAX_TEMP_SPACE:
+			return "compspill.max_temp_space";
+		case COMPSPILL_ROOM_FILE_SYSTEM:
+			return "file system";
+	}
+	return "none";
 }

@@ -23,6 +23,18 @@
 
 #include "base/settings.h"
 
+/*
+ * The limit that made codec = auto compress for lack of room (see
+ * spill/run.c), for EXPLAIN
+ */
+typedef enum CompSpillRoomLimit
+{
+	COMPSPILL_ROOM_NONE = 0,	/* room enough, or not codec = auto */
+	COMPSPILL_ROOM_TEMP_FILE_LIMIT,
+	COMPSPILL_ROOM_MAX_TEMP_SPACE,
+	COMPSPILL_ROOM_FILE_SYSTEM	/* the temp directory's free space */
+} CompSpillRoomLimit;
+
 typedef struct CompSpillStats
 {
 	uint64		queryid;		/* statement the operation belongs to */
@@ -32,6 +44,8 @@ typedef struct CompSpillStats
 	bool		dio_fallback;	/* asked for, refused by the file system:
 								 * buffered I/O instead */
 	bool		encrypted;		/* frames encrypted with AES-256-GCM */
+	CompSpillRoomLimit room;	/* codec = auto compressed for lack of room
+								 * under this limit */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
 								 * included */
@@ -71,5 +85,6 @@ extern void CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add);
 extern const char *CompSpillCodecName(CompSpillCodec codec);
 extern const char *CompSpillEncryptionName(bool encrypted);
 extern const char *CompSpillDirectIOName(const CompSpillStats *st);
+extern const char *CompSpillRoomName(CompSpillRoomLimit room);
 
 #endif							/* COMPSPILL_SPILLSTATS_H */

@@ -34,11 +34,9 @@
  * CompSpillAutoRecordCompress (the raw size, the stored size, the
  * seconds); the spill file's writes and reads, each a coalesced buffer of
  * about write_size bytes holding many blocks, come through
- * CompSpillAutoRecordWrite / RecordRead, and the time spent waiting for
- * the device to write back what was written (the spill file hands each
- * written MB to the device at once and waits for it a MB later, see
- * spill/spillfile.c) through CompSpillAutoRecordWriteback; readers report decompression
- * through CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
+ * CompSpillAutoRecordWrite / RecordRead as the bytes and time since the
+ * last report; readers report decompression through
+ * CompSpillAutoRecordDecompress.  Every figure is a per-byte cost
  * computed from totals: samples are summed until they add up to at least
  * COMPSPILL_AUTO_MIN_SAMPLE_NS of work (or COMPSPILL_AUTO_MAX_PENDING
  * bytes, for work that takes no measurable time), so a coarse clock, a
@@ -50,28 +48,43 @@
  * than by samples: when a figure is updated, the weight of the new sample
  * is a / (a + H), where a is the number of bytes that have gone through
  * its stream (compression, decompression, writes, reads) since its last
- * update and H a horizon (COMPSPILL_AUTO_CPU_HORIZON, _IO_HORIZON), capped
- * at COMPSPILL_AUTO_MAX_WEIGHT.  The chosen codec's figures, updated every
- * block, move slowly (a 64 kB block weighs 6%); a probed codec's figures,
- * updated rarely, follow each probe more closely; the I/O figures follow
- * the device quickly (a 1 MB write weighs 50%), because they are measured
- * per file byte and a well compressed spill writes rarely; no sample
- * weighs more than half, so that one outlier (the backend descheduled for
- * a while) does not take over.
+ * update and H a horizon (COMPSPILL_AUTO_CPU_HORIZON, _IO_HORIZON,
+ * _WRITE_HORIZON), capped at COMPSPILL_AUTO_MAX_WEIGHT.  The chosen
+ * codec's figures, updated every block, move slowly (a 64 kB block weighs
+ * 6%); a probed codec's figures, updated rarely, follow each probe more
+ * closely; reads follow the device quickly (a 1 MB read weighs 50%),
+ * writes slowly (see below); no sample weighs more than half, so that one
+ * outlier (the backend descheduled for a while) does not take over.
  *
- * Writeback.  A buffered write costs a memory copy; the device's cost
- * shows in the writeback waits, which CompSpillAutoRecordWriteback adds to
- * the write estimate (time with no bytes: the bytes were counted by
- * RecordWrite), so W is what the writer really waits per byte written,
- * page cache copy plus device, from the first MB on.  Without it, on a
- * slow device, W is the copy's cost until the kernel's dirty limit is
- * reached (tens of MB later), and the first runs go out uncompressed.  A
- * wait is only the part of the device's time that the sort's own work did
- * not cover: a device as fast as the spill produces bytes costs nothing,
- * which is right, since compression's CPU would not be repaid there.  When
- * compression shrinks the writes below what the device keeps up with, the
- * waits stop and W falls back towards the copy's cost, until the next
- * waits: the choice settles on a mix that keeps the device about busy.
+ * Writes and the page cache.  A buffered write costs a memory copy until
+ * the device's dirty pages reach the kernel's limit; then the kernel
+ * makes the writer wait for the device, in bursts: a write that finds the
+ * cache full waits for a good part of it to drain, the next ones, while
+ * the device works, do not.  A byte's real cost is the average over the
+ * cache's size, so the write figure is aged over
+ * COMPSPILL_AUTO_WRITE_HORIZON (32 MB, the order of a device's dirty cap):
+ * a 1 MB write weighs 3%, the bursts average out, and once a slow device
+ * has shown, the choice does not fall back to storing raw as soon as the
+ * cache has room again (compressed frames are written at a fraction of
+ * the rate, so their figure moves slowly too).  With a 1 MB horizon the
+ * figure followed each burst and the cheap writes after it, and on the
+ * throttled 50 MB/s device auto stored about half its frames raw.  A
+ * device as fast as the spill produces bytes makes no writer wait and
+ * costs nothing, which is right: compression's CPU would not be repaid.
+ * (A writeback measurement with sync_file_range, handing each written MB
+ * to the device and timing the wait for it, was tried to see the device
+ * before the dirty limit: on the throttled 50 MB/s device it stored more
+ * frames raw, not fewer, and took 1.5-2x the time; it is gone.)
+ *
+ * Reads.  In a sort every run is written before any is read, so the reads
+ * of the final merge come too late to weigh anything; they count for the
+ * writes that follow them (an intermediate merge pass, a store written
+ * and read in turns).  Until a read is timed, a buffered spill's bytes
+ * are assumed to come back from the page cache, at the cost of the
+ * cheapest write measured (the copy, before the device showed): a
+ * spill's file is read soon after it is written, and on the machines this
+ * was measured on the kernel keeps it cached when it holds a small share
+ * of memory.  Under direct I/O a read costs what a write does.
  *
  * What is not measured yet is estimated:
  *	- decompression, before a block of that codec has been read, costs a
@@ -81,7 +94,8 @@
  *	  where compression slows down and decompression does not);
  *	- writes, before the first is timed, cost COMPSPILL_AUTO_PRIOR_WRITE_NS
  *	  (2.5 ns/byte, 400 MB/s, between the page cache and a disk);
- *	- reads, before the first is timed, cost what writes cost;
+ *	- reads, before the first is timed, cost the cheapest write (buffered)
+ *	  or what writes cost (direct I/O);
  *	- "none" costs no CPU and stores as many bytes as it is given.
  *
  * Probing.  A codec is only measured when blocks are compressed with it,
@@ -96,6 +110,16 @@
  * only when another codec is better by COMPSPILL_AUTO_HYSTERESIS (2%), so
  * that noise in the measurements does not make it flap; switching itself
  * costs nothing (each frame names its codec), so the margin is small.
+ *
+ * Room.  The run writer can say that room is short (CompSpillAutoSetRoom):
+ * the rest of the spill may store at most a given number of bytes per raw
+ * byte, or it would pass temp_file_limit, compspill.max_temp_space or the
+ * free space of the file system (spill/run.c works the fraction out).
+ * Then the candidates are the codecs whose stored fraction is within it,
+ * and of those the one of least time as above
+ * (CompSpillAutoDecideRoom); when none is, the one that stores least.  A
+ * choice that no longer fits is left at once, without the hysteresis; and
+ * the runs are written in column frames, which store fewer bytes.
  *
  * Frame kind.  The same measurements decide, at the start of each run of
  * a sort, whether it is written in row frames, which cost a memcpy a row,
@@ -134,6 +158,7 @@
 /* smoothing horizons in bytes, and the most one sample may weigh */
 #define COMPSPILL_AUTO_CPU_HORIZON			(1.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_IO_HORIZON			(1.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_WRITE_HORIZON		(32.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_MAX_WEIGHT			0.5
 
 /* the least stored fraction believed: a ratio of at most a million */
@@ -156,10 +181,10 @@ static bool compspill_auto_usable(const CompSpillCodecCost *cost);
 static void compspill_auto_estimate_init(CompSpillAutoEstimate *est);
 static void compspill_auto_estimate_set(CompSpillAutoEstimate *est,
 										double value);
-static void compspill_auto_estimate_add(CompSpillAutoEstimate *est,
-										double units, double amount,
-										double stream, double horizon,
-										double min_amount);
+static double compspill_auto_estimate_add(CompSpillAutoEstimate *est,
+										  double units, double amount,
+										  double stream, double horizon,
+										  double min_amount);
 static double compspill_auto_ns(double seconds);
 static bool compspill_auto_stored_codec(CompSpillCodec codec);
 static int64 compspill_auto_probe_interval(double t_codec, double t_choice);
@@ -240,6 +265,78 @@ CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 	return best;
 }
 
+/*
+ * Return the codec of least modelled time (as CompSpillAutoDecide) among
+ * those whose stored fraction, 1 / ratio, is within room_fraction; when
+ * none is, the known codec that stores least (equal fractions go to the
+ * lower CPU cost).  room_fraction INFINITY (or NaN): no limit, the same as
+ * CompSpillAutoDecide.
+ */
+CompSpillCodec
+CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+						double write_ns_per_byte, double read_ns_per_byte,
+						double reads_per_write, double room_fraction)
+{
+	CompSpillCodecCost fit[COMPSPILL_NUM_STORED_CODECS];
+	bool		any = false;
+	CompSpillCodec least = COMPSPILL_CODEC_NONE;
+	double		least_stored = INFINITY;
+	double		least_cpu = INFINITY;
+
+	if (!(room_fraction < INFINITY))
+		return CompSpillAutoDecide(cost, write_ns_per_byte, read_ns_per_byte,
+								   reads_per_write);
+
+	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
+	{
+		double		stored;
+		double		cpu;
+
+		fit[c] = cost[c];
+		if (!compspill_auto_usable(&cost[c]))
+			continue;
+		stored = 1.0 / cost[c].ratio;
+		cpu = cost[c].compress_ns_per_byte +
+			reads_per_write * cost[c].decompress_ns_per_byte;
+		if (stored <= room_fraction)
+			any = true;
+		else
+			fit[c].known = false;
+		if (stored < least_stored * (1.0 - COMPSPILL_AUTO_TIE) ||
+			(stored <= least_stored * (1.0 + COMPSPILL_AUTO_TIE) &&
+			 cpu < least_cpu))
+		{
+			least = (CompSpillCodec) c;
+			least_stored = Min(stored, least_stored);
+			least_cpu = cpu;
+		}
+	}
+
+	if (!any)
+		return least;
+	return CompSpillAutoDecide(fit, write_ns_per_byte, read_ns_per_byte,
+							   reads_per_write);
+}
+
+/*
+ * Say how many stored bytes per raw byte the rest of the spill may take
+ * for lack of room; INFINITY: as many as it likes.
+ */
+void
+CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction)
+{
+	if (isnan(room_fraction))
+		room_fraction = INFINITY;
+	ac->room_fraction = Max(room_fraction, 0.0);
+}
+
+/* Say whether room is short: CompSpillAutoSetRoom set a limit */
+bool
+CompSpillAutoRoomShort(const CompSpillAutoCodec *ac)
+{
+	return ac->room_fraction < INFINITY;
+}
+
 /* Make an estimate with no sample */
 static void
 compspill_auto_estimate_init(CompSpillAutoEstimate *est)
@@ -261,9 +358,9 @@ compspill_auto_estimate_set(CompSpillAutoEstimate *est, double value)
  * into the average once it holds min_amount or COMPSPILL_AUTO_MAX_PENDING
  * bytes; stream is the position of the estimate's stream after these
  * bytes, and the sample's weight grows with the bytes the stream moved
- * since the last fold.
+ * since the last fold.  Return the sample folded in, or -1 if none was.
  */
-static void
+static double
 compspill_auto_estimate_add(CompSpillAutoEstimate *est, double units,
 							double amount, double stream, double horizon,
 							double min_amount)
@@ -274,10 +371,10 @@ compspill_auto_estimate_add(CompSpillAutoEstimate *est, double units,
 	est->pending_amount += amount;
 
 	if (est->pending_units <= 0.0)
-		return;
+		return -1.0;
 	if (est->pending_amount < min_amount &&
 		est->pending_units < COMPSPILL_AUTO_MAX_PENDING)
-		return;
+		return -1.0;
 
 	sample = est->pending_amount / est->pending_units;
 	if (!est->known)
@@ -297,6 +394,7 @@ compspill_auto_estimate_add(CompSpillAutoEstimate *est, double units,
 	est->stamp = stream;
 	est->pending_units = 0.0;
 	est->pending_amount = 0.0;
+	return sample;
 }
 
 /* Convert a measured duration to nanoseconds, zero if it is not positive */
@@ -328,6 +426,8 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 	ac->zstd_level = zstd_level;
 	ac->reads_per_write = 1.0;
 	ac->choice = COMPSPILL_CODEC_NONE;
+	ac->write_floor = -1.0;
+	ac->room_fraction = INFINITY;
 
 	compspill_auto_estimate_init(&ac->write);
 	compspill_auto_estimate_init(&ac->read);
@@ -382,7 +482,12 @@ CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 
 	*write_ns_per_byte = ac->write.known ? ac->write.value :
 		COMPSPILL_AUTO_PRIOR_WRITE_NS;
-	*read_ns_per_byte = ac->read.known ? ac->read.value : *write_ns_per_byte;
+	if (ac->read.known)
+		*read_ns_per_byte = ac->read.value;
+	else if (!ac->direct && ac->write_floor >= 0.0)
+		*read_ns_per_byte = Min(ac->write_floor, *write_ns_per_byte);
+	else
+		*read_ns_per_byte = *write_ns_per_byte;
 }
 
 /*
@@ -446,12 +551,15 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 	}
 
 	/* revise the choice, if another codec is clearly better */
-	best = CompSpillAutoDecide(cost, w, r, k);
+	best = CompSpillAutoDecideRoom(cost, w, r, k, ac->room_fraction);
 	if (best != ac->choice)
 	{
 		bool		change = true;
+		bool		fits = !CompSpillAutoRoomShort(ac) ||
+			(compspill_auto_usable(&cost[ac->choice]) &&
+			 1.0 / cost[ac->choice].ratio <= ac->room_fraction);
 
-		if (compspill_auto_usable(&cost[ac->choice]))
+		if (fits && compspill_auto_usable(&cost[ac->choice]))
 		{
 			double		t_best = CompSpillAutoModelTime(&cost[best], w, r, k);
 			double		t_cur = CompSpillAutoModelTime(&cost[ac->choice],
@@ -532,31 +640,30 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 void
 CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 {
+	double		sample;
+
 	if (bytes == 0)
 		return;
 	ac->written_bytes += (double) bytes;
-	compspill_auto_estimate_add(&ac->write, (double) bytes,
-								compspill_auto_ns(seconds),
-								ac->written_bytes,
-								COMPSPILL_AUTO_IO_HORIZON,
-								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+	sample = compspill_auto_estimate_add(&ac->write, (double) bytes,
+										 compspill_auto_ns(seconds),
+										 ac->written_bytes,
+										 COMPSPILL_AUTO_WRITE_HORIZON,
+										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
+	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
+		ac->write_floor = sample;
 }
 
 /*
- * Record seconds spent waiting for the device to write back bytes already
- * recorded by CompSpillAutoRecordWrite: they join the write estimate's
- * pending time, to be folded in with the next written bytes.
+ * Say whether the spill file does direct I/O: then a byte read back comes
+ * from the device, and until reads are measured it costs what a write
+ * does; buffered, it costs what the cheapest write did (see the file
+ * header).
  */
 void
-CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac, double seconds)
+CompSpillAutoSetDirect(CompSpillAutoCodec *ac, bool direct)
 {
-	double		ns = compspill_auto_ns(seconds);
-
-	if (ns <= 0.0)
-		return;
-	compspill_auto_estimate_add(&ac->write, 0.0, ns, ac->written_bytes,
-								COMPSPILL_AUTO_IO_HORIZON,
-								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+	ac->direct = direct;
 }
 
 /*
@@ -602,7 +709,8 @@ CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
  * has been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte
  * written and read, or has not been measured yet (a sort's first run, which
  * the temp files' page cache nearly always takes: its writes are timed and
- * decide the next runs).  The codec of each frame is chosen as ever.
+ * decide the next runs); never when room is short.  The codec of each
+ * frame is chosen as ever.
  */
 #define COMPSPILL_AUTO_ROW_IO_NS	2.0
 
@@ -613,6 +721,8 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	double		write_ns;
 	double		read_ns;
 
+	if (CompSpillAutoRoomShort(ac))
+		return false;
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);

@@ -80,6 +80,12 @@ typedef struct CompSpillAutoCodec
 	double		written_bytes;	/* file bytes through RecordWrite */
 	double		read_bytes;		/* file bytes through RecordRead */
 	CompSpillAutoEstimate write;	/* ns per file byte written */
+	double		write_floor;	/* the cheapest write sample, ns per byte,
+								 * or -1 */
+	bool		direct;			/* the file does direct I/O */
+	double		room_fraction;	/* the most stored bytes per raw byte the
+								 * rest of the spill may take for lack of
+								 * room, or INFINITY: no limit */
 	CompSpillAutoEstimate read; /* ns per file byte read */
 	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
 } CompSpillAutoCodec;
@@ -92,6 +98,11 @@ extern CompSpillCodec CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPIL
 										  double write_ns_per_byte,
 										  double read_ns_per_byte,
 										  double reads_per_write);
+extern CompSpillCodec CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
+											  double write_ns_per_byte,
+											  double read_ns_per_byte,
+											  double reads_per_write,
+											  double room_fraction);
 extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
 extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
@@ -99,8 +110,9 @@ extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										Size storedlen, double seconds);
 extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds);
-extern void CompSpillAutoRecordWriteback(CompSpillAutoCodec *ac,
-										 double seconds);
+extern void CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction);
+extern bool CompSpillAutoRoomShort(const CompSpillAutoCodec *ac);
+extern void CompSpillAutoSetDirect(CompSpillAutoCodec *ac, bool direct);
 extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
 									double seconds);
 extern void CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac,

@@ -58,7 +58,8 @@ compspill_kb(int64 bytes)
 }
 
 /*
- * Print the spill figures of an operation that went to disk: codec, runs
+ * Print the spill figures of an operation that went to disk: codec (and
+ * why auto compressed, when it was for lack of room), runs
  * and passes, bytes before and after encoding, frames by codec, the temp
  * file's peak, the time spent in I/O, and where the spill's CPU went:
  * encoding rows, compressing, decompressing and decoding blocks.
@@ -79,13 +80,21 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	double		decompress_ms = INSTR_TIME_GET_MILLISEC(st->decompress_time);
 	double		decode_ms = INSTR_TIME_GET_MILLISEC(st->decode_time);
 	const char *codec = CompSpillCodecName(st->codec);
+	char	   *reason = NULL;
+
+	/* why codec = auto compressed, when it was for lack of room */
+	if (st->room != COMPSPILL_ROOM_NONE)
+		reason = psprintf("room: %s", CompSpillRoomName(st->room));
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		CompSpillExplainIndent(es);
+		appendStringInfo(es->str, "Spill: codec=%s", codec);
+		if (reason)
+			appendStringInfo(es->str, " (%s)", reason);
 		appendStringInfo(es->str,
-						 "Spill: codec=%s  direct I/O=%s  encryption=%s  runs=%d  ",
-						 codec, CompSpillDirectIOName(st),
+						 "  direct I/O=%s  encryption=%s  runs=%d  ",
+						 CompSpillDirectIOName(st),
 						 CompSpillEncryptionName(st->encrypted), st->nruns);
 		if (st->early_merges > 0)
 			appendStringInfo(es->str, "early merges=%d  ", st->early_merges);
@@ -123,6 +132,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	}
 
 	ExplainPropertyText("Spill Codec", codec, es);
+	if (reason)
+		ExplainPropertyText("Spill Codec Reason", reason, es);
 	ExplainPropertyBool("Direct I/O", st->dio_active, es);
 	/* whether it was asked for, and refused (then buffered, with a NOTICE) */
 	ExplainPropertyBool("Direct I/O Requested", st->dio_requested, es);

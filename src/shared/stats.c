@@ -312,6 +312,23 @@ CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes)
 }
 
 /*
+ * Set *backend to the bytes of compspill temp files this backend holds and
+ * *cluster to those of the whole cluster; false (both zero) when compspill
+ * is not in shared_preload_libraries, where nothing is counted.
+ */
+bool
+CompSpillSpaceHeld(int64 *backend, int64 *cluster)
+{
+	*backend = 0;
+	*cluster = 0;
+	if (compspill_shared == NULL)
+		return false;
+	*backend = compspill_backend_space;
+	*cluster = (int64) pg_atomic_read_u64(&compspill_shared->temp_space);
+	return true;
+}
+
+/*
  * Give back everything a spill file claimed: it is closed.
  */
 void

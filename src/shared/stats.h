@@ -35,6 +35,7 @@ extern void CompSpillStatsShmemInit(void);
 extern CompSpillSpaceClaim *CompSpillSpaceClaimCreate(void);
 extern void CompSpillSpaceGrow(CompSpillSpaceClaim *claim, Size bytes);
 extern void CompSpillSpaceDone(CompSpillSpaceClaim *claim);
+extern bool CompSpillSpaceHeld(int64 *backend, int64 *cluster);
 extern void CompSpillReportSpill(const char *what, const CompSpillStats *st);
 
 #endif							/* COMPSPILL_STATS_H */

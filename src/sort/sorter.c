@@ -740,6 +740,7 @@ compspill_start_spill(CompSpillSorter *s)
 
 	s->spill = CompSpillCreate(s->tupdesc, s->what, &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
+	CompSpillSetExpectedRows(s->spill, s->est_rows, s->est_width);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
 	s->max_runs = (int) Max(s->allowed_mem / 8 / COMPSPILL_RUN_ENTRY_MEM,

@@ -76,6 +76,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "port/pg_crc32c.h"
 #include "utils/memutils.h"
@@ -149,6 +151,11 @@ struct CompSpill
 	 */
 	bool		block_timed;
 	instr_time	block_start;
+
+	/* codec = auto: the input the plan expects, for the room it needs */
+	double		expected_rows;	/* 0: not known, no room policy */
+	int			expected_width;
+	int64		room_frames;	/* frames since the last look at the room */
 };
 
 struct CompSpillRunReader
@@ -184,6 +191,7 @@ struct CompSpillRunReader
 };
 
 static void compspill_emit_frame(CompSpill *sp);
+static void compspill_room_check(CompSpill *sp);
 static pg_crc32c compspill_frame_crc(const CompSpillFrameHeader *hdr,
 									 const char *payload);
 static void compspill_grow_window(CompSpillRunReader *r, Size need,
@@ -518,14 +526,90 @@ CompSpillRunEnd(CompSpill *sp)
 
 /*
  * Choose the codec of the next frame: the one asked for, or with codec =
- * auto the one the costs measured so far favour.
+ * auto the one the costs measured so far favour, within the room left
+ * (looked at every COMPSPILL_ROOM_CHECK_FRAMES frames).
  */
+#define COMPSPILL_ROOM_CHECK_FRAMES	16
+
 static inline CompSpillCodec
 compspill_frame_codec(CompSpill *sp)
 {
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+	{
+		if (++sp->room_frames >= COMPSPILL_ROOM_CHECK_FRAMES)
+			compspill_room_check(sp);
 		return CompSpillAutoNext(&sp->ac);
+	}
 	return sp->set.codec;
+}
+
+/*
+ * Tell the spill how many rows of what width the plan expects its input to
+ * hold, so that codec = auto can compress from the first run when they
+ * would not fit in the room left (compspill_room_check).
+ */
+void
+CompSpillSetExpectedRows(CompSpill *sp, double rows, int width)
+{
+	sp->expected_rows = rows > 0 ? rows : 0;
+	sp->expected_width = Max(width, 0);
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		compspill_room_check(sp);
+}
+
+/*
+ * codec = auto: is room short?  The rest of the input, at the size the
+ * plan expects (its rows not yet written, at least a tenth of those
+ * written when the estimate is passed; at the encoded bytes per row
+ * measured so far, or the plan's width and a row header before the first
+ * frame), is weighed against what the temp file may still grow by
+ * (CompSpillFileRoom: temp_file_limit, compspill.max_temp_space, the file
+ * system's free space), less COMPSPILL_ROOM_MARGIN of it and the write
+ * buffer.  When it does not fit, the chooser is told the stored fraction
+ * that would (CompSpillAutoSetRoom), and EXPLAIN the limit.  Only while
+ * runs are formed: a merge pass writes into the space its inputs leave,
+ * and keeps the last figure.
+ */
+#define COMPSPILL_ROOM_MARGIN	0.25
+#define COMPSPILL_ROW_HEADER	8
+
+static void
+compspill_room_check(CompSpill *sp)
+{
+	CompSpillRoomLimit limit;
+	double		done;
+	double		left;
+	double		per_row;
+	double		need;
+	double		budget;
+	int64		room;
+
+	sp->room_frames = 0;
+	if (sp->expected_rows <= 0 || (sp->run != NULL && sp->run->level > 0))
+		return;
+
+	done = (double) sp->rows_formed + (sp->run ? (double) sp->run->nrows : 0);
+	left = Max(sp->expected_rows - done, 0.1 * done);
+	if (sp->raw_written > 0 && done > 0)
+		per_row = (double) sp->raw_written / done;
+	else
+		per_row = sp->expected_width + COMPSPILL_ROW_HEADER;
+	need = left * per_row;
+
+	room = CompSpillFileRoom(sp->file, &limit);
+	if (limit == COMPSPILL_ROOM_NONE)
+		return;
+	budget = (double) room * (1.0 - COMPSPILL_ROOM_MARGIN) -
+		(double) CompSpillFileBufferSize(sp->file);
+
+	if (need <= budget)
+	{
+		CompSpillAutoSetRoom(&sp->ac, INFINITY);
+		return;
+	}
+	CompSpillAutoSetRoom(&sp->ac, Max(budget, 0.0) / need);
+	if (sp->stats->room == COMPSPILL_ROOM_NONE)
+		sp->stats->room = limit;
 }
 
 /*
@@ -546,7 +630,7 @@ compspill_io_is_cheap(CompSpill *sp, CompSpillCodec codec)
 	double		write_ns;
 	double		read_ns;
 
-	if (codec != COMPSPILL_CODEC_NONE)
+	if (codec != COMPSPILL_CODEC_NONE || CompSpillAutoRoomShort(&sp->ac))
 		return false;
 	CompSpillAutoCurrentCosts(&sp->ac, cost, &write_ns, &read_ns);
 	return write_ns + read_ns < COMPSPILL_CHEAP_IO_NS;
@@ -569,22 +653,33 @@ compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
 
 /*
  * With codec = auto, pass the file I/O done since the last call to the
- * codec chooser, as totals: a write covers many frames.  The waits for
- * writeback (the first call turns their measurement on) go with the
- * writes, after them, so that they are folded in with written bytes.
+ * codec chooser, as totals: a write or a read covers many frames.  Called
+ * after each frame written and each compressed frame read, so the reads of
+ * a merge (an intermediate pass, or a store's reader) weigh the codecs of
+ * the frames written after them.
  */
 static void
 compspill_feed_io(CompSpill *sp)
 {
 	CompSpillStats *st = sp->stats;
 	double		secs;
-	double		wait = CompSpillFileTakeWritebackWait(sp->file);
 
+	CompSpillAutoSetDirect(&sp->ac, st->dio_active);
 	if (compspill_io_since(st->bytes_written, st->write_time,
 						   &sp->ac_written, &sp->ac_write_time, &secs))
+	{
 		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
 								 secs);
-	CompSpillAutoRecordWriteback(&sp->ac, wait);
+		sp->ac_written = st->bytes_written;
+		sp->ac_write_time = st->write_time;
+	}
+	if (compspill_io_since(st->bytes_read, st->read_time,
+						   &sp->ac_read, &sp->ac_read_time, &secs))
+	{
+		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read, secs);
+		sp->ac_read = st->bytes_read;
+		sp->ac_read_time = st->read_time;
+	}
 }
 
 /*

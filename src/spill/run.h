@@ -61,6 +61,7 @@ extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
 extern void CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass,
 							  int npasses);
 extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
+extern void CompSpillSetExpectedRows(CompSpill *sp, double rows, int width);
 extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
 extern void CompSpillRunSync(CompSpill *sp);

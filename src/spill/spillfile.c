@@ -43,34 +43,6 @@
  * (tmpfs, some network filesystems), O_DIRECT is cleared, one NOTICE is
  * raised, and the operation continues with buffered I/O.
  *
- * Writeback.  A buffered write returns as soon as its bytes are in the
- * page cache; the device writes them later, and a writer only waits for it
- * once the dirty pages reach the kernel's limit.  For compspill.codec =
- * auto, which weighs compression against what a written byte costs, that
- * wait comes late (tens of MB on a device with a dirty cap) and then in
- * bursts.  So once its caller asks for the figure
- * (CompSpillFileTakeWritebackWait), a buffered file counts its writes in
- * windows (1 MB or more) and leaves the first windows, up to what the
- * kernel would keep dirty without writing back (the allowance: its
- * background threshold, or half a device's strict cap), to the page cache.
- * Each window after that is handed to the device when the allowance has
- * been written past it, with sync_file_range(SYNC_FILE_RANGE_WRITE),
- * which does not wait for the device, after the previous one has been
- * waited for (SYNC_FILE_RANGE_WAIT_BEFORE); both calls are timed.  A
- * device that keeps up costs no wait (its writes overlap the sort's work);
- * a slow one makes the writer wait about what it is behind, one window
- * after the allowance, in steady steps instead of the kernel's bursts.  A
- * spill that stays within the allowance hands nothing over and never hits
- * the device, as before.  Under direct I/O the writes themselves wait for
- * the device; on tmpfs sync_file_range does nothing and costs nothing, as
- * tmpfs's writes do.  Without sync_file_range (HAVE_SYNC_FILE_RANGE, from
- * PostgreSQL's configure: Linux) nothing is measured.
- *
- * The measurement is off unless COMPSPILL_MEASURE_WRITEBACK is defined at
- * build time: measured on the project's throttled 50 MB/s device (scale
- * 0.2, q1 and q2), auto then stored more frames raw, not fewer, and took
- * 1.5-2x its time without it; the waits it sees are still being studied.
- *
  * Nothing here needs cleanup on error: the resource owner closes and
  * deletes the temp file at abort and the buffers belong to the memory
  * context that was current at creation.
@@ -88,6 +60,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands/tablespace.h"
@@ -96,6 +69,7 @@
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
@@ -104,26 +78,12 @@
 #include "shared/stats.h"
 #include "spill/spillfile.h"
 
-#ifdef HAVE_SYNC_FILE_RANGE
-#include <sys/sysmacros.h>	/* major(), minor() */
-#endif
-
 /* A range of consecutive extents of the spill file */
 struct CompSpillExtentRange
 {
 	int32		first;			/* extent number */
 	int32		count;
 };
-
-/*
- * Writeback windows: at least COMPSPILL_WB_MIN_WINDOW bytes, at most
- * COMPSPILL_WB_MAX_LAG of them left to the page cache, and room for the
- * one being written, those left and the two being handed over and waited
- * for.
- */
-#define COMPSPILL_WB_MIN_WINDOW		((Size) 1024 * 1024)
-#define COMPSPILL_WB_MAX_LAG		32
-#define COMPSPILL_WB_RING			(COMPSPILL_WB_MAX_LAG + 3)
 
 /* Largest amount for one FileWrite or FileRead (their length is an int) */
 #define COMPSPILL_MAX_IO		((Size) 1 << 30)
@@ -160,17 +120,6 @@ struct CompSpillFile
 	Size		reserved;		/* length of the open reservation */
 #endif
 
-	/* writeback measurement (see the file header) */
-	bool		wb_on;			/* asked for and not refused */
-	bool		wb_refused;		/* not possible here: never again */
-	bool		wb_sized;		/* wb_window and wb_lag are set */
-	Size		wb_window;		/* bytes per window */
-	int			wb_lag;			/* windows left to the page cache */
-	Size		wb_bytes;		/* bytes in the window being written */
-	int64		wb_count;		/* windows completed */
-	off_t		wb_lo[COMPSPILL_WB_RING];	/* window n's file offsets */
-	off_t		wb_hi[COMPSPILL_WB_RING];	/* are at n % COMPSPILL_WB_RING */
-	instr_time	wb_wait;		/* waits not yet taken */
 };
 
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
@@ -179,7 +128,6 @@ static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
 							  Size amount, off_t offset, Size seen);
 static void compspill_write(CompSpillFile *file, char *data, Size len,
 							off_t offset, Size seen);
-static void compspill_writeback(CompSpillFile *file, off_t offset, Size len);
 
 /* Allocate size bytes aligned to COMPSPILL_ALIGN in CurrentMemoryContext */
 char *
@@ -394,6 +342,75 @@ CompSpillFileMapReserve(CompSpillFile *file, int64 bytes)
 }
 
 /*
+ * Return how many bytes more the file can take before it passes a limit
+ * on temp space, and set *limit to the limit that leaves least (NONE when
+ * none applies: then PG_INT64_MAX).  The limits:
+ *
+ * - temp_file_limit, less what the backend holds in temp files.  fd.c's
+ *   count of them is private to it, so what is counted is compspill's own
+ *   files in the backend (its claims on compspill.max_temp_space, which
+ *   need shared_preload_libraries; without it, this file alone): temp
+ *   files of native nodes in the same query (a hash join's batches, a
+ *   tuplestore) are not seen, and can still make a spill fail;
+ * - compspill.max_temp_space, less what compspill's files in the cluster
+ *   hold (shared_preload_libraries only, as the cap itself);
+ * - the free space of the file system the file lives on (statvfs on its
+ *   directory, the temp tablespace's pgsql_tmp: f_bavail, what a process
+ *   without privileges may use).  Others write there too, so this is a
+ *   snapshot.
+ */
+int64
+CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
+{
+	int64		room = PG_INT64_MAX;
+	int64		size = (int64) file->nextents * (int64) file->extent_size;
+	int64		backend;
+	int64		cluster;
+	bool		counted = CompSpillSpaceHeld(&backend, &cluster);
+	char		dir[MAXPGPATH];
+	struct statvfs fs;
+
+	*limit = COMPSPILL_ROOM_NONE;
+	if (temp_file_limit >= 0)
+	{
+		int64		left = (int64) temp_file_limit * 1024 -
+			(counted ? Max(backend, size) : size);
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_TEMP_FILE_LIMIT;
+		}
+	}
+	if (counted && compspill_max_temp_space >= 0)
+	{
+		int64		left = (int64) compspill_max_temp_space * 1024 - cluster;
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_MAX_TEMP_SPACE;
+		}
+	}
+
+	strlcpy(dir, FilePathName(file->vfd), sizeof(dir));
+	get_parent_directory(dir);
+	if (statvfs(dir, &fs) == 0)
+	{
+		int64		left = (int64) Min((uint64) fs.f_bavail * fs.f_frsize,
+									   (uint64) PG_INT64_MAX);
+
+		if (left < room)
+		{
+			room = left;
+			*limit = COMPSPILL_ROOM_FILE_SYSTEM;
+		}
+	}
+
+	return Max(room, 0);
+}
+
+/*
  * Switch the file to buffered I/O for good, telling the user once why.
  */
 static void
@@ -599,8 +616,6 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
 							FilePathName(file->vfd))));
 		}
 
-		if (file->wb_on && !file->dio)
-			compspill_writeback(file, offset + (off_t) done, (Size) rc);
 		done += rc;
 
 		/*
@@ -620,210 +635,6 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
 
 	if (offset + (off_t) len > file->stats->file_size)
 		file->stats->file_size = offset + (off_t) len;
-}
-
-#ifdef HAVE_SYNC_FILE_RANGE
-/*
- * Read the first integer of a small kernel file (sysfs, procfs) after the
- * given key (NULL: at its start); -1 if it cannot be read or has none.
- */
-static int64
-compspill_kernel_figure(const char *path, const char *key)
-{
-	char		buf[8192];
-	int			fd;
-	ssize_t		n;
-	char	   *p = buf;
-
-	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	CloseTransientFile(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (key != NULL)
-	{
-		size_t		klen = strlen(key);
-
-		for (;;)
-		{
-			p = strstr(p, key);
-			if (p == NULL)
-				return -1;
-			if ((p == buf || p[-1] == '\n') && p[klen] == ' ')
-				break;
-			p += klen;
-		}
-		p += klen;
-	}
-	while (*p == ' ')
-		p++;
-	if (*p < '0' || *p > '9')
-		return -1;
-	return (int64) strtoll(p, NULL, 10);
-}
-
-/*
- * Size the writeback windows of the file on descriptor fd: how much of the
- * spill the kernel would keep in the page cache without writing it back,
- * the allowance, is left there, and what comes after it is handed over.
- * The allowance is the kernel's background threshold for dirty pages
- * (/proc/vmstat), or half the device's cap where one is set
- * (/sys/class/bdi/<dev>/max_bytes with strict_limit), whichever is less:
- * below it the kernel would not write back at all, and handing bytes over
- * would make the spill wait for a device that the page cache hides.  A
- * spill that stays under it costs nothing more than before; one that
- * outgrows it has its bytes beyond the allowance written back anyway.
- */
-static void
-compspill_writeback_size(CompSpillFile *file, int fd)
-{
-	struct stat st;
-	int64		pages;
-	int64		allowance = -1;
-	long		pagesize = sysconf(_SC_PAGESIZE);
-
-	file->wb_sized = true;
-
-	pages = compspill_kernel_figure("/proc/vmstat",
-									"nr_dirty_background_threshold");
-	if (pages >= 0 && pagesize > 0)
-		allowance = pages * pagesize;
-
-	if (fstat(fd, &st) == 0)
-	{
-		static const char *const dirs[] = {"", "/.."};	/* disk, partition */
-
-		for (int i = 0; i < (int) lengthof(dirs); i++)
-		{
-			char		path[MAXPGPATH];
-			int64		strict;
-			int64		cap;
-
-			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u%s/bdi/strict_limit",
-					 major(st.st_dev), minor(st.st_dev), dirs[i]);
-			strict = compspill_kernel_figure(path, NULL);
-			if (strict < 0)
-				continue;
-			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u%s/bdi/max_bytes",
-					 major(st.st_dev), minor(st.st_dev), dirs[i]);
-			cap = compspill_kernel_figure(path, NULL);
-			if (strict == 1 && cap > 0 && (allowance < 0 || cap / 2 < allowance))
-				allowance = cap / 2;
-			break;
-		}
-	}
-
-	if (allowance < 0)
-	{
-		/* no figure: nothing tells when the kernel would write back */
-		file->wb_on = false;
-		file->wb_refused = true;
-		return;
-	}
-	file->wb_window = Max(COMPSPILL_WB_MIN_WINDOW,
-						  COMPSPILL_ALIGN_UP((Size) (allowance / COMPSPILL_WB_MAX_LAG)));
-	file->wb_lag = (int) Min((int64) COMPSPILL_WB_MAX_LAG,
-							 allowance / (int64) file->wb_window);
-}
-
-/*
- * One sync_file_range on window n (its range), the time it took added to
- * the waits; false if the kernel refused, which ends the measurement.
- */
-static bool
-compspill_writeback_call(CompSpillFile *file, int fd, int64 n,
-						 unsigned int flags)
-{
-	int			slot = (int) (n % COMPSPILL_WB_RING);
-	instr_time	start;
-	instr_time	end;
-	int			rc;
-
-	INSTR_TIME_SET_CURRENT(start);
-	rc = sync_file_range(fd, file->wb_lo[slot],
-						 file->wb_hi[slot] - file->wb_lo[slot], flags);
-	INSTR_TIME_SET_CURRENT(end);
-	if (rc != 0)
-	{
-		file->wb_on = false;
-		file->wb_refused = true;
-		return false;
-	}
-	INSTR_TIME_ACCUM_DIFF(file->wb_wait, end, start);
-	return true;
-}
-#endif							/* HAVE_SYNC_FILE_RANGE */
-
-/*
- * Count len bytes just written at offset into the writeback window.  When
- * the window is full, the window wb_lag windows back is handed to the
- * device (SYNC_FILE_RANGE_WRITE: it does not wait for the device, but may
- * for its queue) after the one before it has been waited for
- * (SYNC_FILE_RANGE_WAIT_BEFORE), both timed.  A window's range spans its
- * writes' offsets; reused extents can put other pages inside it, which
- * are clean, or this file's dirty pages, which the kernel would write back
- * too.  The descriptor is the one the write just used, so it is open.  A
- * refusal (a file system without it) ends the measurement for the file:
- * the figure is a hint, and a device error shows in the writes and reads.
- */
-static void
-compspill_writeback(CompSpillFile *file, off_t offset, Size len)
-{
-#ifdef HAVE_SYNC_FILE_RANGE
-	int			fd;
-	int			slot;
-	int64		n;
-
-	fd = FileGetRawDesc(file->vfd);
-	if (fd < 0)
-		return;					/* not open: count from the next write */
-	if (!file->wb_sized)
-	{
-		compspill_writeback_size(file, fd);
-		if (!file->wb_on)
-			return;
-	}
-
-	slot = (int) (file->wb_count % COMPSPILL_WB_RING);
-	if (file->wb_bytes == 0 || offset < file->wb_lo[slot])
-		file->wb_lo[slot] = offset;
-	if (file->wb_bytes == 0 || offset + (off_t) len > file->wb_hi[slot])
-		file->wb_hi[slot] = offset + (off_t) len;
-	file->wb_bytes += len;
-	if (file->wb_bytes < file->wb_window)
-		return;
-	file->wb_bytes = 0;
-	n = file->wb_count++ - file->wb_lag;	/* the window to hand over */
-	if (n < 0)
-		return;
-	if (n > 0 && !compspill_writeback_call(file, fd, n - 1,
-										   SYNC_FILE_RANGE_WAIT_BEFORE))
-		return;
-	(void) compspill_writeback_call(file, fd, n, SYNC_FILE_RANGE_WRITE);
-#endif
-}
-
-/*
- * Return the seconds spent waiting for writeback since the last call, and
- * turn the measurement on at the first call (codec = auto asks; the
- * explicit codecs leave writeback to the kernel).  Zero under direct I/O,
- * where the writes' own time includes the device's.
- */
-double
-CompSpillFileTakeWritebackWait(CompSpillFile *file)
-{
-	double		secs;
-
-#if defined(HAVE_SYNC_FILE_RANGE) && defined(COMPSPILL_MEASURE_WRITEBACK)
-	if (!file->wb_refused)
-		file->wb_on = true;
-#endif
-	secs = INSTR_TIME_GET_DOUBLE(file->wb_wait);
-	INSTR_TIME_SET_ZERO(file->wb_wait);
-	return secs;
 }
 
 /*

@@ -65,8 +65,8 @@ extern void CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext,
 								 off_t upto);
 extern Size CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 							  off_t offset, char *buf, Size len, Size need);
-extern double CompSpillFileTakeWritebackWait(CompSpillFile *file);
 extern const char *CompSpillFileName(CompSpillFile *file);
+extern int64 CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit);
 extern void CompSpillFileClose(CompSpillFile *file);
 
 #endif							/* COMPSPILL_SPILLFILE_H */

@@ -6,7 +6,8 @@
 #	  while the others finish (a recursive walk's too); an Incremental
 #	  Sort counts its one file, which its groups reuse; the total returns
 #	  to zero after errors, hundreds of cancelled queries and a terminated
-#	  backend; and without shared_preload_libraries the function says so.
+#	  backend; a spill near the cap under codec = auto compresses and
+#	  fits; and without shared_preload_libraries the function says so.
 #
 use strict;
 use warnings;
@@ -192,6 +193,38 @@ $node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
 	extra_params => [ '-U', 'plain' ]);
 like($err, qr/permission denied to set parameter "compspill.max_temp_space"/,
 	'an ordinary user cannot change it');
+
+# a spill near the cap: stored raw it fails; codec = auto, the default,
+# sees the cap at the size the plan expects, compresses from its first run
+# and finishes with native's rows, and EXPLAIN says why
+{
+	my $raw = "SET work_mem = '4MB'; SET compspill.codec = none;";
+	my $native_md5 =
+	  sorted_md5($node, "SET work_mem = '4MB'; SET compspill.enabled = off;",
+		$sorted);
+	my $ex = $node->safe_psql('postgres',
+		"$raw EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+	my ($peak) = $ex =~ /Spill File: peak=(\d+)kB/;
+	ok(defined $peak && $peak > 0, 'the raw spill\'s file peak is known');
+	set_cap(int($peak * 0.6) . 'kB');
+	($rc, $out, $err) = $node->psql('postgres', "$raw $sorted");
+	like(
+		$err,
+		qr/compspill temporary files would exceed compspill\.max_temp_space/,
+		'near the cap: stored raw, the spill fails');
+	is(sorted_md5($node, "SET work_mem = '4MB';", $sorted),
+		$native_md5,
+		'near the cap: codec = auto finishes, with native\'s rows');
+	$ex = $node->safe_psql('postgres',
+		"SET work_mem = '4MB'; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sorted");
+	like(
+		$ex,
+		qr/Spill: codec=auto \(room: compspill\.max_temp_space\)/,
+		'near the cap: EXPLAIN says auto compressed for lack of room');
+	set_cap('-1');
+	ok(wait_until('the total to return to zero', sub { total() == 0 }),
+		'near the cap: everything claimed is given back');
+}
 
 # without shared_preload_libraries the total is not known
 $node->stop;

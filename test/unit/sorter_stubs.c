@@ -419,6 +419,13 @@ CompSpillSetBlockSize(CompSpill *sp pg_attribute_unused(),
 {
 }
 
+void
+CompSpillSetExpectedRows(CompSpill *sp pg_attribute_unused(),
+						 double rows pg_attribute_unused(),
+						 int width pg_attribute_unused())
+{
+}
+
 /* Start a run of column frames: a new array of values */
 void
 CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
