@@ -235,6 +235,21 @@ CompSpillExplainTuplestores(Tuplestorestate *const *stores pg_attribute_unused()
 }
 
 /*
+ * Print, in a structured format, the average and peak memory or disk of
+ * an incremental sort's groups of one kind.
+ */
+static void
+compspill_explain_group_space(const char *name, int64 total_kb,
+							  int64 peak_kb, int64 groups, ExplainState *es)
+{
+	ExplainOpenGroup("Sort Space", name, true, es);
+	ExplainPropertyInteger("Average Sort Space Used", "kB", total_kb / groups,
+						   es);
+	ExplainPropertyInteger("Peak Sort Space Used", "kB", peak_kb, es);
+	ExplainCloseGroup("Sort Space", name, true, es);
+}
+
+/*
  * Print the groups of one kind of an incremental sort ("Full-sort",
  * "Pre-sorted") as PostgreSQL prints them: in text one line with the
  * count, the methods and the average and peak memory and disk; in the
@@ -286,23 +301,11 @@ CompSpillExplainGroups(const char *label, const CompSpillGroupInfo *g,
 	ExplainPropertyInteger("Group Count", NULL, g->groups, es);
 	ExplainPropertyList("Sort Methods Used", methods, es);
 	if (g->mem_peak_kb > 0)
-	{
-		ExplainOpenGroup("Sort Space", "Sort Space Memory", true, es);
-		ExplainPropertyInteger("Average Sort Space Used", "kB",
-							   g->mem_total_kb / g->groups, es);
-		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->mem_peak_kb,
-							   es);
-		ExplainCloseGroup("Sort Space", "Sort Space Memory", true, es);
-	}
+		compspill_explain_group_space("Sort Space Memory", g->mem_total_kb,
+									  g->mem_peak_kb, g->groups, es);
 	if (g->disk_peak_kb > 0)
-	{
-		ExplainOpenGroup("Sort Space", "Sort Space Disk", true, es);
-		ExplainPropertyInteger("Average Sort Space Used", "kB",
-							   g->disk_total_kb / g->groups, es);
-		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->disk_peak_kb,
-							   es);
-		ExplainCloseGroup("Sort Space", "Sort Space Disk", true, es);
-	}
+		compspill_explain_group_space("Sort Space Disk", g->disk_total_kb,
+									  g->disk_peak_kb, g->groups, es);
 	ExplainCloseGroup("Incremental Sort Groups", name, true, es);
 }
 
