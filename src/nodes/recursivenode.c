@@ -56,8 +56,6 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
