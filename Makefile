@@ -15,6 +15,8 @@ OBJS = \
 	src/nodes/nodestore.o \
 	src/nodes/rowscan.o \
 	src/nodes/explain.o \
+	src/nodes/customscan.o \
+	src/nodes/sortkeys.o \
 	src/sort/sorter.o \
 	src/sort/merge.o \
 	src/sort/store.o \

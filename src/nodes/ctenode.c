@@ -37,14 +37,12 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
-
 #include "base/settings.h"
 #include "nodes/ctenode.h"
+#include "nodes/customscan.h"
 #include "nodes/explain.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodenames.h"
 #include "nodes/nodestore.h"
 #include "nodes/rowscan.h"
@@ -54,15 +52,13 @@
 
 typedef struct CompSpillCteState
 {
-	CustomScanState css;		/* must be first */
+	CompSpillRowScan rs;		/* must be first: its rows and scan tuples */
 	int			eflags;
 	int			cte_plan_id;	/* the CTE's subplan, 1-based */
 	int			cte_param;		/* the executor parameter it is known by */
-	Index		cte_rti;		/* the range table entry scanned */
 	PlanState  *cteplanstate;	/* the CTE's subplan */
 	struct CompSpillCteState *leader;	/* the scan holding the store */
 	int			readptr;		/* this scan's read position */
-	CompSpillRowScan rs;		/* its rows and scan tuples */
 
 	/* the leader's */
 	CompSpillSettings settings;
@@ -73,11 +69,11 @@ typedef struct CompSpillCteState
 static Node *compspill_cte_create_state(CustomScan *cscan);
 static void compspill_cte_begin(CustomScanState *node, EState *estate,
 								int eflags);
-static TupleTableSlot *compspill_cte_exec(CustomScanState *node);
 static void compspill_cte_end(CustomScanState *node);
 static void compspill_cte_rescan(CustomScanState *node);
 static void compspill_cte_explain(CustomScanState *node, List *ancestors,
 								  ExplainState *es);
+static TupleTableSlot *compspill_cte_next_row(ScanState *ss);
 
 static const CustomScanMethods compspill_cte_scan_methods = {
 	.CustomName = COMPSPILL_CTE_NAME,
@@ -87,7 +83,7 @@ static const CustomScanMethods compspill_cte_scan_methods = {
 static const CustomExecMethods compspill_cte_exec_methods = {
 	.CustomName = COMPSPILL_CTE_NAME,
 	.BeginCustomScan = compspill_cte_begin,
-	.ExecCustomScan = compspill_cte_exec,
+	.ExecCustomScan = CompSpillRowScanExec,
 	.EndCustomScan = compspill_cte_end,
 	.ReScanCustomScan = compspill_cte_rescan,
 	.ExplainCustomScan = compspill_cte_explain,
@@ -110,48 +106,19 @@ CompSpillRegisterCteNode(void)
 Plan *
 CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt)
 {
-	CustomScan *cscan;
 	Plan	   *cteplan = list_nth(stmt->subplans, cte->ctePlanId - 1);
 	Index		rti = cte->scan.scanrelid;
-	List	   *scan_tlist = NIL;
-	bool		seen_junk = false;
-	ListCell   *lc;
+	CustomScan *cscan;
 
-	/* one entry per column the CTE returns, leaving out its junk */
-	foreach(lc, cteplan->targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Node	   *expr = (Node *) tle->expr;
-		Var		   *var;
-
-		if (tle->resjunk)
-		{
-			seen_junk = true;
-			continue;
-		}
-		if (seen_junk)
-			return NULL;
-		var = makeVar(rti, tle->resno, exprType(expr), exprTypmod(expr),
-					  exprCollation(expr), 0);
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) var, tle->resno, NULL,
-											 false));
-	}
-
-	/* the whole Plan header, then make it a CustomScan again */
-	cscan = makeNode(CustomScan);
-	cscan->scan.plan = cte->scan.plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make3(makeInteger(cte->ctePlanId),
-									   makeInteger(cte->cteParam),
-									   makeInteger((int) rti));
-	cscan->methods = &compspill_cte_scan_methods;
-	CompSpillRowScanPlan(cscan, rti, scan_tlist);
-
+	cscan = CompSpillMakeCustomScan(&cte->scan.plan,
+									CUSTOMPATH_SUPPORT_BACKWARD_SCAN,
+									list_make3(makeInteger(cte->ctePlanId),
+											   makeInteger(cte->cteParam),
+											   makeInteger((int) rti)),
+									&compspill_cte_scan_methods);
+	/* one column per column the CTE returns, leaving out its junk */
+	if (!CompSpillRowScanPlan(cscan, rti, cteplan->targetlist))
+		return NULL;
 	return (Plan *) cscan;
 }
 
@@ -161,11 +128,8 @@ CompSpillMakeCteNode(CteScan *cte, PlannedStmt *stmt)
 static Node *
 compspill_cte_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillCteState *state = palloc0(sizeof(CompSpillCteState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_cte_exec_methods;
-	return (Node *) state;
+	return CompSpillNewScanState(sizeof(CompSpillCteState),
+								 &compspill_cte_exec_methods);
 }
 
 /*
@@ -181,7 +145,6 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 
 	state->cte_plan_id = intVal(linitial(cscan->custom_private));
 	state->cte_param = intVal(lsecond(cscan->custom_private));
-	state->cte_rti = (Index) intVal(lthird(cscan->custom_private));
 	state->eflags = eflags;
 
 	if (eflags & EXEC_FLAG_MARK)
@@ -190,15 +153,10 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 	state->cteplanstate = list_nth(estate->es_subplanstates,
 								   state->cte_plan_id - 1);
 
-	/*
-	 * The scan slot is not the virtual one ExecInitCustomScan compiled the
-	 * quals and the projection for: compile them again, in its order,
-	 * dropping the SubPlans the first compilation registered.
-	 */
-	CompSpillRowScanBegin(&state->rs, &node->ss, estate, state->cte_rti);
-	node->ss.ps.subPlan = NIL;
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
-	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	/* the scan slot, quals and projection (rowscan.c) */
+	CompSpillRowScanBegin(&state->rs, estate,
+						  (Index) intVal(lthird(cscan->custom_private)),
+						  compspill_cte_next_row, false);
 
 	prm = &estate->es_param_exec_vals[state->cte_param];
 	if (prm->execPlan != NULL)
@@ -224,7 +182,7 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 		 */
 		state->leader = (CompSpillCteState *) DatumGetPointer(prm->value);
 		if (!IsA(state->leader, CustomScanState) ||
-			state->leader->css.methods != &compspill_cte_exec_methods)
+			state->leader->rs.css.methods != &compspill_cte_exec_methods)
 			elog(ERROR, "CTE scans of one CTE are not all compspill scans");
 		state->readptr = state->leader->npos++;
 		if (CompSpillNodeStoreMade(&state->leader->ns))
@@ -264,36 +222,6 @@ compspill_cte_next_row(ScanState *ss)
 								  leader);
 }
 
-/* Return the scan tuple of the scan's next row */
-static TupleTableSlot *
-compspill_cte_next(ScanState *ss)
-{
-	CompSpillCteState *state = (CompSpillCteState *) ss;
-
-	return CompSpillRowScanStore(&state->rs, ss, compspill_cte_next_row(ss));
-}
-
-/*
- * Under an EvalPlanQual recheck, put the row the recheck has for the CTE
- * in the scan slot, as native's scan does (rowscan.c).
- */
-static bool
-compspill_cte_recheck(ScanState *ss, TupleTableSlot *slot pg_attribute_unused())
-{
-	CompSpillCteState *state = (CompSpillCteState *) ss;
-
-	return CompSpillRowScanRecheck(&state->rs, ss, compspill_cte_next_row);
-}
-
-/*
- * Return the next row that passes the scan's quals, projected.
- */
-static TupleTableSlot *
-compspill_cte_exec(CustomScanState *node)
-{
-	return ExecScan(&node->ss, compspill_cte_next, compspill_cte_recheck);
-}
-
 /*
  * Shut the scan down; the leader releases the store.
  */
@@ -318,9 +246,7 @@ compspill_cte_rescan(CustomScanState *node)
 	CompSpillCteState *state = (CompSpillCteState *) node;
 	CompSpillCteState *leader = state->leader;
 
-	ExecClearTuple(state->rs.rowslot);
-	ExecScanReScan(&node->ss);
-
+	CompSpillRowScanReScan(&state->rs);
 	if (leader->cteplanstate->chgParam != NULL)
 		CompSpillNodeStoreRelease(&leader->ns);
 	else
@@ -337,19 +263,8 @@ compspill_cte_explain(CustomScanState *node, List *ancestors pg_attribute_unused
 {
 	CompSpillCteState *state = (CompSpillCteState *) node;
 	CompSpillCteState *leader;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Index		rti = (Index) intVal(lthird(cscan->custom_private));
-	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
-	char	   *refname = list_nth(es->rtable_names, rti - 1);
 
-	/* the alias EXPLAIN gives the scan, made unique as for a native one */
-	if (refname == NULL)
-		refname = rte->eref->aliasname;
-	if (rte->ctename != NULL)
-		ExplainPropertyText("CTE Name", rte->ctename, es);
-	if (refname != NULL &&
-		(rte->ctename == NULL || strcmp(refname, rte->ctename) != 0))
-		ExplainPropertyText("CTE Alias", refname, es);
+	CompSpillRowScanExplain(&state->rs, es);
 
 	if (!es->analyze || (leader = state->leader) == NULL)
 		return;

@@ -27,14 +27,8 @@
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
-#include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/ruleutils.h"
 #include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
-#include "utils/typcache.h"
 
 #include "base/spillstats.h"
 #include "nodes/explain.h"
@@ -225,135 +219,58 @@ CompSpillExplainStore(bool spilled, CompSpillStats *st, ExplainState *es)
 }
 
 /*
- * Print what a native tuplestore, used when compspill.enabled was off at
- * executor start, held: what the native node prints on PostgreSQL 18 (no
- * earlier server can say it).
+ * Print what the n native tuplestores of a node (the Material's or CTE's
+ * one, the recursive union's two), used when compspill.enabled was off at
+ * executor start, held: that the node fell back to them, in the
+ * structured formats, and what the native node prints on PostgreSQL 18
+ * (no earlier server can say it), the kind of storage of the one that
+ * held the most and the sum of all.
  */
 void
-CompSpillExplainTuplestore(Tuplestorestate *ts pg_attribute_unused(),
-						   ExplainState *es pg_attribute_unused())
+CompSpillExplainTuplestores(Tuplestorestate *const *stores pg_attribute_unused(),
+							int n pg_attribute_unused(), ExplainState *es)
 {
 #ifdef COMPSPILL_HAS_TUPLESTORE_STATS
-	char	   *storage;
-	int64		max_space;
-
-	if (ts == NULL)
-		return;
-	tuplestore_get_stats(ts, &storage, &max_space);
-	compspill_explain_storage(storage, compspill_kb(max_space), es);
+	char	   *storage = NULL;
+	int64		max_space = -1;
+	int64		total = 0;
 #endif
-}
 
-/*
- * Print what the two tuplestores of a native recursive union held, as
- * PostgreSQL 18 prints it: the kind of storage of the one that held more,
- * and the sum of both.
- */
-void
-CompSpillExplainTuplestorePair(Tuplestorestate *a pg_attribute_unused(),
-							   Tuplestorestate *b pg_attribute_unused(),
-							   ExplainState *es pg_attribute_unused())
-{
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyBool("Tuplestore Fallback", true, es);
 #ifdef COMPSPILL_HAS_TUPLESTORE_STATS
-	char	   *storage_a;
-	char	   *storage_b;
-	int64		space_a;
-	int64		space_b;
-
-	if (a == NULL || b == NULL)
-		return;
-	tuplestore_get_stats(a, &storage_a, &space_a);
-	tuplestore_get_stats(b, &storage_b, &space_b);
-	compspill_explain_storage(space_a > space_b ? storage_a : storage_b,
-							  compspill_kb(space_a + space_b), es);
-#endif
-}
-
-/*
- * Print a list of sort keys under the given label ("Sort Key", "Presorted
- * Key") the way EXPLAIN prints a native sort node's: each key deparsed
- * against the node's targetlist, with its collation when it is not the
- * type's own, its direction or operator, and its null placement when it is
- * not the default for that direction.  Without sortops (the presorted keys
- * of an incremental sort), the expressions only, as native prints them.
- */
-void
-CompSpillExplainSortKeys(const char *label, Plan *plan, int nkeys,
-						 const AttrNumber *attnums, const Oid *sortops,
-						 const Oid *collations, const bool *nulls_first,
-						 List *ancestors, ExplainState *es)
-{
-	List	   *context;
-	List	   *keys = NIL;
-	bool		useprefix;
-	StringInfoData buf;
-
-	if (nkeys <= 0)
-		return;
-
-	initStringInfo(&buf);
-	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
-	useprefix = (CompSpillExplainRtableSize(es) > 1 || es->verbose);
-
-	for (int i = 0; i < nkeys; i++)
+	for (int i = 0; i < n; i++)
 	{
-		TargetEntry *tle = get_tle_by_resno(plan->targetlist, attnums[i]);
-		Oid			keytype;
-		TypeCacheEntry *typentry;
-		bool		reverse = false;
+		char	   *s;
+		int64		space;
 
-		if (tle == NULL)
-			elog(ERROR, "no tlist entry for sort key %d", attnums[i]);
-
-		resetStringInfo(&buf);
-		appendStringInfoString(&buf,
-							   deparse_expression((Node *) tle->expr, context,
-												  useprefix, true));
-
-		if (sortops == NULL)
+		if (stores[i] == NULL)
+			return;
+		tuplestore_get_stats(stores[i], &s, &space);
+		if (space >= max_space)
 		{
-			keys = lappend(keys, pstrdup(buf.data));
-			continue;
+			storage = s;
+			max_space = space;
 		}
-
-		keytype = exprType((Node *) tle->expr);
-		if (OidIsValid(collations[i]) &&
-			collations[i] != get_typcollation(keytype))
-		{
-			char	   *collname = get_collation_name(collations[i]);
-
-			if (collname == NULL)
-				elog(ERROR, "cache lookup failed for collation %u",
-					 collations[i]);
-			appendStringInfo(&buf, " COLLATE %s", quote_identifier(collname));
-		}
-
-		typentry = lookup_type_cache(keytype,
-									 TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-		if (sortops[i] == typentry->gt_opr)
-		{
-			appendStringInfoString(&buf, " DESC");
-			reverse = true;
-		}
-		else if (sortops[i] != typentry->lt_opr)
-		{
-			char	   *opname = get_opname(sortops[i]);
-
-			if (opname == NULL)
-				elog(ERROR, "cache lookup failed for operator %u", sortops[i]);
-			appendStringInfo(&buf, " USING %s", opname);
-			(void) get_equality_op_for_ordering_op(sortops[i], &reverse);
-		}
-
-		if (nulls_first[i] && !reverse)
-			appendStringInfoString(&buf, " NULLS FIRST");
-		else if (!nulls_first[i] && reverse)
-			appendStringInfoString(&buf, " NULLS LAST");
-
-		keys = lappend(keys, pstrdup(buf.data));
+		total += space;
 	}
+	compspill_explain_storage(storage, compspill_kb(total), es);
+#endif
+}
 
-	ExplainPropertyList(label, keys, es);
+/*
+ * Print, in a structured format, the average and peak memory or disk of
+ * an incremental sort's groups of one kind.
+ */
+static void
+compspill_explain_group_space(const char *name, int64 total_kb,
+							  int64 peak_kb, int64 groups, ExplainState *es)
+{
+	ExplainOpenGroup("Sort Space", name, true, es);
+	ExplainPropertyInteger("Average Sort Space Used", "kB", total_kb / groups,
+						   es);
+	ExplainPropertyInteger("Peak Sort Space Used", "kB", peak_kb, es);
+	ExplainCloseGroup("Sort Space", name, true, es);
 }
 
 /*
@@ -408,23 +325,11 @@ CompSpillExplainGroups(const char *label, const CompSpillGroupInfo *g,
 	ExplainPropertyInteger("Group Count", NULL, g->groups, es);
 	ExplainPropertyList("Sort Methods Used", methods, es);
 	if (g->mem_peak_kb > 0)
-	{
-		ExplainOpenGroup("Sort Space", "Sort Space Memory", true, es);
-		ExplainPropertyInteger("Average Sort Space Used", "kB",
-							   g->mem_total_kb / g->groups, es);
-		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->mem_peak_kb,
-							   es);
-		ExplainCloseGroup("Sort Space", "Sort Space Memory", true, es);
-	}
+		compspill_explain_group_space("Sort Space Memory", g->mem_total_kb,
+									  g->mem_peak_kb, g->groups, es);
 	if (g->disk_peak_kb > 0)
-	{
-		ExplainOpenGroup("Sort Space", "Sort Space Disk", true, es);
-		ExplainPropertyInteger("Average Sort Space Used", "kB",
-							   g->disk_total_kb / g->groups, es);
-		ExplainPropertyInteger("Peak Sort Space Used", "kB", g->disk_peak_kb,
-							   es);
-		ExplainCloseGroup("Sort Space", "Sort Space Disk", true, es);
-	}
+		compspill_explain_group_space("Sort Space Disk", g->disk_total_kb,
+									  g->disk_peak_kb, g->groups, es);
 	ExplainCloseGroup("Incremental Sort Groups", name, true, es);
 }
 

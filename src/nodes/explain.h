@@ -11,7 +11,6 @@
 #ifndef COMPSPILL_EXPLAIN_H
 #define COMPSPILL_EXPLAIN_H
 
-#include "access/attnum.h"
 #include "nodes/pg_list.h"
 
 #include "base/spillstats.h"
@@ -35,7 +34,6 @@ typedef struct CompSpillGroupInfo
 /* explain.c */
 struct ExplainState;
 struct Tuplestorestate;
-struct Plan;
 struct PlanState;
 struct CompSpillWorkersWatch;
 
@@ -49,16 +47,8 @@ extern void CompSpillExplainStore(bool spilled, CompSpillStats *st,
 								  struct ExplainState *es);
 extern void CompSpillExplainStorage(bool spilled, CompSpillStats *st,
 									struct ExplainState *es);
-extern void CompSpillExplainTuplestore(struct Tuplestorestate *ts,
-									   struct ExplainState *es);
-extern void CompSpillExplainTuplestorePair(struct Tuplestorestate *a,
-										   struct Tuplestorestate *b,
-										   struct ExplainState *es);
-extern void CompSpillExplainSortKeys(const char *label, struct Plan *plan,
-									 int nkeys, const AttrNumber *attnums,
-									 const Oid *sortops, const Oid *collations,
-									 const bool *nulls_first, List *ancestors,
-									 struct ExplainState *es);
+extern void CompSpillExplainTuplestores(struct Tuplestorestate *const *stores,
+										int n, struct ExplainState *es);
 extern void CompSpillExplainGroups(const char *label,
 								   const CompSpillGroupInfo *g,
 								   struct ExplainState *es);

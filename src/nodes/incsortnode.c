@@ -7,7 +7,8 @@
  * An incremental sort reads input already ordered on the first keys (the
  * presorted prefix) and sorts it one group at a time.  The node stands
  * where an IncrementalSort stood, keeps its whole Plan header, its child on
- * lefttree and its keys and prefix length in custom_private as lists, and
+ * lefttree and its keys (sortkeys.c) and prefix length in custom_private
+ * as lists, and
  * makes the same groups as PostgreSQL's node, so that EXPLAIN counts the
  * same groups of each kind:
  *
@@ -43,7 +44,7 @@
  * statistics, it has no estimate, as a sort the plan expects to fit.
  *
  * Under Gather Merge, each parallel worker's node publishes its groups and
- * spill figures when its execution ends (shared/workers.c), and the
+ * spill figures when its execution ends (customscan.c), and the
  * leader's EXPLAIN ANALYZE prints them per worker, where native prints
  * its per-worker group lines; the node's own lines are the leader's.
  *
@@ -63,24 +64,24 @@
 #include <math.h>
 
 #include "access/htup_details.h"
-#include "access/parallel.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_statistic.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "base/spillstats.h"
+#include "nodes/customscan.h"
+#include "nodes/explain.h"
 #include "nodes/extensible.h"
+#include "nodes/incsortnode.h"
 #include "nodes/makefuncs.h"
+#include "nodes/sortkeys.h"
 #include "parser/parsetree.h"
+#include "shared/workers.h"
+#include "sort/sorter.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/tuplesort.h"
-
-#include "base/spillstats.h"
-#include "nodes/explain.h"
-#include "nodes/incsortnode.h"
-#include "shared/workers.h"
-#include "sort/sorter.h"
 
 /* the node's name in the log line and compspill_activity */
 #define COMPSPILL_INCSORT_WHAT			"incremental sort"
@@ -141,9 +142,8 @@ typedef struct CompSpillIncSortState
 	CompSpillIncBatch full;		/* sort on all keys */
 	CompSpillIncBatch presorted;	/* sort on the keys after the prefix */
 
-	/* parallel workers: the leader's watch, the worker's publication */
-	CompSpillWorkersWatch *watch;
-	bool		published;
+	/* EXPLAIN ANALYZE's figures, the leader's and its workers' */
+	CompSpillNodeFigures figures;
 } CompSpillIncSortState;
 
 /*
@@ -173,6 +173,9 @@ static void compspill_incsort_shutdown(CustomScanState *node);
 static void compspill_incsort_rescan(CustomScanState *node);
 static void compspill_incsort_explain(CustomScanState *node, List *ancestors,
 									  ExplainState *es);
+static bool compspill_incsort_figures(CustomScanState *node, void *figures);
+static void compspill_incsort_explain_figures(const void *figures,
+											  ExplainState *es);
 
 static const CustomScanMethods compspill_incsort_scan_methods = {
 	.CustomName = COMPSPILL_INCSORT_NAME,
@@ -320,42 +323,17 @@ compspill_incsort_group_rows(IncrementalSort *isort, PlannedStmt *stmt)
 Plan *
 CompSpillMakeIncSortNode(IncrementalSort *isort, PlannedStmt *stmt)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	Sort	   *sort = &isort->sort;
-	List	   *colidx = NIL;
-	List	   *sortops = NIL;
-	List	   *collations = NIL;
-	List	   *nullsfirst = NIL;
+	List	   *private = CompSpillSortKeysPlan(&isort->sort);
 
-	/* the whole Plan header, then make it a CustomScan again */
-	cscan->scan.plan = sort->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	/* as native: no backward scan, no mark and restore */
-	cscan->flags = 0;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->methods = &compspill_incsort_scan_methods;
-
-	for (int i = 0; i < sort->numCols; i++)
-	{
-		colidx = lappend_int(colidx, sort->sortColIdx[i]);
-		sortops = lappend_oid(sortops, sort->sortOperators[i]);
-		collations = lappend_oid(collations, sort->collations[i]);
-		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i] ? 1 : 0);
-	}
-	cscan->custom_private = list_make5(colidx, sortops, collations,
-									   nullsfirst,
-									   makeInteger(isort->nPresortedCols));
+	private = lappend(private, makeInteger(isort->nPresortedCols));
 	/* an Integer: a Float's text without a point reads back as one */
-	cscan->custom_private =
-		lappend(cscan->custom_private,
-				makeInteger((int) Min(compspill_incsort_group_rows(isort, stmt),
-									  (double) PG_INT32_MAX)));
+	private = lappend(private,
+					  makeInteger((int) Min(compspill_incsort_group_rows(isort, stmt),
+											(double) PG_INT32_MAX)));
 
-	return (Plan *) cscan;
+	/* as native: no backward scan, no mark and restore */
+	return (Plan *) CompSpillMakeCustomScan(&isort->sort.plan, 0, private,
+											&compspill_incsort_scan_methods);
 }
 
 /*
@@ -364,41 +342,8 @@ CompSpillMakeIncSortNode(IncrementalSort *isort, PlannedStmt *stmt)
 static Node *
 compspill_incsort_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillIncSortState *state = palloc0(sizeof(CompSpillIncSortState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_incsort_exec_methods;
-	return (Node *) state;
-}
-
-/*
- * Fill spec with keys first .. n-1 of the lists in custom_private.
- */
-static void
-compspill_incsort_read_keys(CustomScan *cscan, int first,
-							CompSpillSortSpec *spec)
-{
-	List	   *colidx = linitial(cscan->custom_private);
-	List	   *sortops = lsecond(cscan->custom_private);
-	List	   *collations = lthird(cscan->custom_private);
-	List	   *nullsfirst = lfourth(cscan->custom_private);
-	int			n = list_length(colidx) - first;
-
-	spec->nkeys = n;
-	spec->attnums = palloc(sizeof(AttrNumber) * Max(n, 1));
-	spec->sortops = palloc(sizeof(Oid) * Max(n, 1));
-	spec->collations = palloc(sizeof(Oid) * Max(n, 1));
-	spec->nulls_first = palloc(sizeof(bool) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		spec->attnums[i] = (AttrNumber) list_nth_int(colidx, first + i);
-		spec->sortops[i] = list_nth_oid(sortops, first + i);
-		spec->collations[i] = list_nth_oid(collations, first + i);
-		spec->nulls_first[i] = list_nth_int(nullsfirst, first + i) != 0;
-	}
-	spec->est_rows = outerPlan(cscan)->plan_rows;
-	spec->est_width = outerPlan(cscan)->plan_width;
-	spec->random_access = false;
+	return CompSpillNewScanState(sizeof(CompSpillIncSortState),
+								 &compspill_incsort_exec_methods);
 }
 
 /*
@@ -440,15 +385,15 @@ compspill_incsort_begin(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK))
 		elog(ERROR, "compspill incremental sort does not support backward scans or mark and restore");
 
-	state->npresorted = intVal(list_nth(cscan->custom_private, 4));
-	compspill_incsort_read_keys(cscan, 0, &state->full.spec);
+	state->npresorted = intVal(list_nth(cscan->custom_private,
+										COMPSPILL_SORTKEYS_NLISTS));
+	CompSpillSortKeysRead(cscan, 0, &state->full.spec);
 	/* a full-sort group never holds more rows than this */
 	state->full.spec.est_rows = COMPSPILL_INCSORT_MAX_FULL + 1;
-	compspill_incsort_read_keys(cscan, state->npresorted,
-								&state->presorted.spec);
+	CompSpillSortKeysRead(cscan, state->npresorted, &state->presorted.spec);
 	/* one prefix group, as the planner estimates it (0: no estimate) */
 	state->presorted.spec.est_rows =
-		intVal(list_nth(cscan->custom_private, 5));
+		intVal(list_nth(cscan->custom_private, COMPSPILL_SORTKEYS_NLISTS + 1));
 	state->full.spec.what = COMPSPILL_INCSORT_WHAT;
 	state->presorted.spec.what = COMPSPILL_INCSORT_WHAT;
 	CompSpillCaptureSettings(&state->settings, estate);
@@ -478,8 +423,10 @@ compspill_incsort_begin(CustomScanState *node, EState *estate, int eflags)
 															&TTSOpsMinimalTuple);
 	}
 
-	/* in the leader of EXPLAIN ANALYZE, watch for the workers' figures */
-	state->watch = CompSpillWorkersWatchBegin(&node->ss.ps);
+	CompSpillNodeFiguresBegin(&state->figures, node,
+							  sizeof(CompSpillIncSortFigures),
+							  compspill_incsort_figures,
+							  compspill_incsort_explain_figures);
 }
 
 /*
@@ -854,9 +801,10 @@ compspill_incsort_keep_peak(CompSpillIncBatch *batch)
  * no group.
  */
 static bool
-compspill_incsort_figures(CompSpillIncSortState *state,
-						  CompSpillIncSortFigures *f)
+compspill_incsort_figures(CustomScanState *node, void *figures)
 {
+	CompSpillIncSortState *state = (CompSpillIncSortState *) node;
+	CompSpillIncSortFigures *f = figures;
 	CompSpillIncBatch *batches[2] = {&state->full, &state->presorted};
 
 	memset(f, 0, sizeof(*f));
@@ -888,29 +836,14 @@ compspill_incsort_figures(CompSpillIncSortState *state,
 }
 
 /*
- * In a parallel worker, publish the node's figures for the leader's
- * EXPLAIN, once.
- */
-static void
-compspill_incsort_publish(CompSpillIncSortState *state)
-{
-	CompSpillIncSortFigures f;
-
-	if (!IsParallelWorker() || state->published)
-		return;
-	state->published = true;
-	if (compspill_incsort_figures(state, &f))
-		CompSpillWorkersPublish(&state->css.ss.ps, &f, sizeof(f));
-}
-
-/*
  * The execution ends (in a parallel worker, before the leader is told the
  * worker is done): publish the worker's figures.
  */
 static void
 compspill_incsort_shutdown(CustomScanState *node)
 {
-	compspill_incsort_publish((CompSpillIncSortState *) node);
+	CompSpillNodeFiguresPublish(&((CompSpillIncSortState *) node)->figures,
+								node);
 }
 
 /*
@@ -922,9 +855,8 @@ compspill_incsort_end(CustomScanState *node)
 	CompSpillIncSortState *state = (CompSpillIncSortState *) node;
 	CompSpillIncBatch *batches[2] = {&state->full, &state->presorted};
 
-	/* a worker whose execution did not reach shutdown */
-	compspill_incsort_publish(state);
-	CompSpillWorkersWatchEnd(state->watch);
+	/* a worker whose execution did not reach shutdown publishes here */
+	CompSpillNodeFiguresEnd(&state->figures, node);
 	for (int i = 0; i < 2; i++)
 	{
 		CompSpillIncBatch *batch = batches[i];
@@ -1019,20 +951,10 @@ compspill_incsort_explain(CustomScanState *node, List *ancestors,
 {
 	CompSpillIncSortState *state = (CompSpillIncSortState *) node;
 	CompSpillSortSpec *spec = &state->full.spec;
-	CompSpillIncSortFigures f;
 
-	CompSpillExplainSortKeys("Sort Key", node->ss.ps.plan, spec->nkeys,
-							 spec->attnums, spec->sortops, spec->collations,
-							 spec->nulls_first, ancestors, es);
-	CompSpillExplainSortKeys("Presorted Key", node->ss.ps.plan,
-							 state->npresorted, spec->attnums, NULL, NULL,
-							 NULL, ancestors, es);
-
-	if (!es->analyze)
-		return;
-
-	if (compspill_incsort_figures(state, &f))
-		compspill_incsort_explain_figures(&f, es);
-	CompSpillExplainWorkers(&node->ss.ps, state->watch, &f, sizeof(f),
-							compspill_incsort_explain_figures, es);
+	CompSpillSortKeysExplain("Sort Key", node->ss.ps.plan, spec, spec->nkeys,
+							 true, ancestors, es);
+	CompSpillSortKeysExplain("Presorted Key", node->ss.ps.plan, spec,
+							 state->npresorted, false, ancestors, es);
+	CompSpillNodeFiguresExplain(&state->figures, node, es);
 }

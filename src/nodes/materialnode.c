@@ -28,11 +28,9 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
-#include "utils/tuplestore.h"
-
 #include "base/settings.h"
+#include "nodes/customscan.h"
+#include "nodes/extensible.h"
 #include "nodes/materialnode.h"
 #include "nodes/nodenames.h"
 #include "nodes/nodestore.h"
@@ -92,22 +90,11 @@ CompSpillRegisterMaterialNode(void)
 Plan *
 CompSpillMakeMaterialNode(Material *mat)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-
-	/* the whole Plan header, then make it a CustomScan again */
-	cscan->scan.plan = mat->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN |
-		CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = NIL;
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->methods = &compspill_material_scan_methods;
-
-	return (Plan *) cscan;
+	return (Plan *) CompSpillMakeCustomScan(&mat->plan,
+											CUSTOMPATH_SUPPORT_BACKWARD_SCAN |
+											CUSTOMPATH_SUPPORT_MARK_RESTORE,
+											NIL,
+											&compspill_material_scan_methods);
 }
 
 /*
@@ -116,11 +103,8 @@ CompSpillMakeMaterialNode(Material *mat)
 static Node *
 compspill_material_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillMaterialState *state = palloc0(sizeof(CompSpillMaterialState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_material_exec_methods;
-	return (Node *) state;
+	return CompSpillNewScanState(sizeof(CompSpillMaterialState),
+								 &compspill_material_exec_methods);
 }
 
 /*

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nodestore.c
- *	  The rows a CompSpill Material or CTE Scan keeps, and reading them
- *	  through to their source.
+ *	  The rows a CompSpill Material, CTE Scan or Recursive Union keeps, and
+ *	  reading them through to their source.
  *
  * Both nodes keep every row they read from their source (a Material's
  * child, a CTE's subplan) in a store, and serve rescans, backward reads,
@@ -13,7 +13,12 @@
  * compspill.enabled was off at executor start (a cached plan keeps the
  * node), PostgreSQL's tuplestore; this file hides which, so the nodes hold
  * only what is their own (who owns the store, their source, their read
- * position) and EXPLAIN prints the same lines for both.
+ * position) and EXPLAIN prints the same lines for both.  A released store
+ * leaves its figures behind, for EXPLAIN ANALYZE after a rescan.
+ *
+ * The Recursive Union keeps its rows in a node store too, compspill's
+ * only (on the native path it has two tuplestores of its own), and reads
+ * its working table with the store's own calls on ns.store.
  *
  * IDENTIFICATION
  *	  src/nodes/nodestore.c
@@ -278,9 +283,7 @@ CompSpillNodeStoreExplain(CompSpillNodeStore *ns, bool figures,
 
 	if (ns->native)
 	{
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-			ExplainPropertyBool("Tuplestore Fallback", true, es);
-		CompSpillExplainTuplestore(ns->tstore, es);
+		CompSpillExplainTuplestores(&ns->tstore, 1, es);
 		return;
 	}
 	if (ns->store)

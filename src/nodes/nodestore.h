@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nodestore.h
- *	  The rows a CompSpill Material or CTE Scan keeps, and reading them
- *	  through to their source (nodestore.c).
+ *	  The rows a CompSpill Material, CTE Scan or Recursive Union keeps, and
+ *	  reading them through to their source (nodestore.c).
  *
  * IDENTIFICATION
  *	  src/nodes/nodestore.h

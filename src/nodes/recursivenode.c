@@ -14,10 +14,10 @@
  * The WorkTableScan finds its RecursiveUnion through the executor
  * parameter the plan reserves for the pair (wtParam).
  *
- * The pair here does the same with a single CompSpillStore (store.c):
- * every row the union returns is appended to it, and the working table
- * is the stretch of rows [work_start, work_end) the previous iteration
- * appended.  The scan reads that stretch with the store's one read
+ * The pair here does the same with a single CompSpillStore (store.c), the
+ * union's node store (nodestore.c): every row the union returns is
+ * appended to it, and the working table is the stretch of rows
+ * [work_start, work_end) the previous iteration appended.  The scan reads that stretch with the store's one read
  * position, stopping at work_end while the current iteration appends
  * after it; a rescan of the scan (the recursive term's nested loop, say)
  * seeks back to work_start.  When an iteration ends, the stretch it
@@ -54,19 +54,18 @@
 
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "base/spillstats.h"
+#include "nodes/customscan.h"
+#include "nodes/explain.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
-#include "utils/memutils.h"
-#include "utils/tuplestore.h"
-
-#include "base/spillstats.h"
-#include "nodes/explain.h"
 #include "nodes/nodenames.h"
+#include "nodes/nodestore.h"
 #include "nodes/recursivenode.h"
 #include "nodes/rowscan.h"
 #include "sort/store.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
 
 /* the store's one read position: the work table scan's */
 #define COMPSPILL_WT_POS	0
@@ -84,15 +83,15 @@ typedef struct CompSpillRecursiveState
 	bool		recursing;		/* the non-recursive term is done */
 	bool		intermediate_empty; /* this iteration returned no row */
 
-	/* compspill's: the store, and where the working table is in it */
+	/*
+	 * compspill's: the store (made on first use, with the figures of the
+	 * last one a rescan ended), and where the working table is in it
+	 */
 	CompSpillSettings settings;
-	CompSpillStore *store;		/* made on first use */
+	CompSpillNodeStore ns;
 	int64		nput;			/* rows put */
 	int64		work_start;
 	int64		work_end;
-	bool		have_last;		/* figures of the store a rescan ended */
-	bool		last_spilled;
-	CompSpillStats last_stats;
 
 	/* native's */
 	Tuplestorestate *working_table;
@@ -108,12 +107,9 @@ typedef struct CompSpillRecursiveState
 
 typedef struct CompSpillWorkTableState
 {
-	CustomScanState css;		/* must be first */
+	CompSpillRowScan rs;		/* must be first: its rows and scan tuples */
 	int			wt_param;
-	Index		rti;			/* the CTE's range table entry */
 	CompSpillRecursiveState *ru;	/* found on first read */
-	CompSpillRowScan rs;		/* its rows and scan tuples */
-	bool		projection_ready;	/* the projection compiled */
 } CompSpillWorkTableState;
 
 static Node *compspill_ru_create_state(CustomScan *cscan);
@@ -127,11 +123,11 @@ static void compspill_ru_explain(CustomScanState *node, List *ancestors,
 static Node *compspill_wt_create_state(CustomScan *cscan);
 static void compspill_wt_begin(CustomScanState *node, EState *estate,
 							   int eflags);
-static TupleTableSlot *compspill_wt_exec(CustomScanState *node);
 static void compspill_wt_end(CustomScanState *node);
 static void compspill_wt_rescan(CustomScanState *node);
 static void compspill_wt_explain(CustomScanState *node, List *ancestors,
 								 ExplainState *es);
+static TupleTableSlot *compspill_wt_next_row(ScanState *ss);
 
 static const CustomScanMethods compspill_ru_scan_methods = {
 	.CustomName = COMPSPILL_RECURSIVE_UNION_NAME,
@@ -155,7 +151,7 @@ static const CustomScanMethods compspill_wt_scan_methods = {
 static const CustomExecMethods compspill_wt_exec_methods = {
 	.CustomName = COMPSPILL_WORKTABLE_NAME,
 	.BeginCustomScan = compspill_wt_begin,
-	.ExecCustomScan = compspill_wt_exec,
+	.ExecCustomScan = CompSpillRowScanExec,
 	.EndCustomScan = compspill_wt_end,
 	.ReScanCustomScan = compspill_wt_rescan,
 	.ExplainCustomScan = compspill_wt_explain,
@@ -178,7 +174,6 @@ CompSpillRegisterRecursiveNodes(void)
 Plan *
 CompSpillMakeRecursiveUnionNode(RecursiveUnion *ru)
 {
-	CustomScan *cscan = makeNode(CustomScan);
 	List	   *cols = NIL;
 	List	   *ops = NIL;
 	List	   *colls = NIL;
@@ -189,23 +184,13 @@ CompSpillMakeRecursiveUnionNode(RecursiveUnion *ru)
 		ops = lappend_oid(ops, ru->dupOperators[i]);
 		colls = lappend_oid(colls, ru->dupCollations[i]);
 	}
-
-	/* the whole Plan header, then make it a CustomScan again */
-	cscan->scan.plan = ru->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = 0;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make5(makeInteger(ru->wtParam),
-									   makeInteger((int) Min(ru->numGroups,
-															 (long) INT_MAX)),
-									   cols, ops, colls);
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->methods = &compspill_ru_scan_methods;
-
-	return (Plan *) cscan;
+	return (Plan *)
+		CompSpillMakeCustomScan(&ru->plan, 0,
+								list_make5(makeInteger(ru->wtParam),
+										   makeInteger((int) Min(ru->numGroups,
+																 (long) INT_MAX)),
+										   cols, ops, colls),
+								&compspill_ru_scan_methods);
 }
 
 /*
@@ -215,36 +200,16 @@ CompSpillMakeRecursiveUnionNode(RecursiveUnion *ru)
 Plan *
 CompSpillMakeWorkTableNode(WorkTableScan *wts, RecursiveUnion *ru)
 {
-	CustomScan *cscan = makeNode(CustomScan);
 	Index		rti = wts->scan.scanrelid;
-	List	   *scan_tlist = NIL;
-	ListCell   *lc;
+	CustomScan *cscan;
 
-	/* one entry per column of the work table, the union's output */
-	foreach(lc, ru->plan.targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Node	   *expr = (Node *) tle->expr;
-		Var		   *var;
-
-		var = makeVar(rti, tle->resno, exprType(expr), exprTypmod(expr),
-					  exprCollation(expr), 0);
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) var, tle->resno, NULL,
-											 false));
-	}
-
-	cscan->scan.plan = wts->scan.plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = 0;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make2(makeInteger(wts->wtParam),
-									   makeInteger((int) rti));
-	cscan->methods = &compspill_wt_scan_methods;
-	CompSpillRowScanPlan(cscan, rti, scan_tlist);
-
+	cscan = CompSpillMakeCustomScan(&wts->scan.plan, 0,
+									list_make2(makeInteger(wts->wtParam),
+											   makeInteger((int) rti)),
+									&compspill_wt_scan_methods);
+	/* one column per column of the work table, the union's output */
+	if (!CompSpillRowScanPlan(cscan, rti, ru->plan.targetlist))
+		elog(ERROR, "unexpected resjunk column in a recursive union's targetlist");
 	return (Plan *) cscan;
 }
 
@@ -254,11 +219,8 @@ CompSpillMakeWorkTableNode(WorkTableScan *wts, RecursiveUnion *ru)
 static Node *
 compspill_ru_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillRecursiveState *state = palloc0(sizeof(CompSpillRecursiveState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_ru_exec_methods;
-	return (Node *) state;
+	return CompSpillNewScanState(sizeof(CompSpillRecursiveState),
+								 &compspill_ru_exec_methods);
 }
 
 /*
@@ -311,6 +273,7 @@ compspill_ru_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	else
 		CompSpillCaptureSettings(&state->settings, estate);
+	CompSpillNodeStoreInit(&state->ns, false, 0);
 
 	if (state->num_cols > 0)
 	{
@@ -391,11 +354,11 @@ compspill_ru_put(CompSpillRecursiveState *state, TupleTableSlot *slot)
 								state->working_table, slot);
 		return;
 	}
-	if (state->store == NULL)
-		state->store = CompSpillStoreBegin(ExecGetResultType(&state->css.ss.ps),
-										   work_mem, &state->settings, 1,
-										   "recursive union");
-	CompSpillStorePut(state->store, slot, COMPSPILL_WT_POS);
+	if (!CompSpillNodeStoreMade(&state->ns))
+		CompSpillNodeStoreMake(&state->ns,
+							   ExecGetResultType(&state->css.ss.ps),
+							   &state->settings, 1, 0, "recursive union");
+	CompSpillStorePut(state->ns.store, slot, COMPSPILL_WT_POS);
 	state->nput++;
 }
 
@@ -418,10 +381,11 @@ compspill_ru_swap(CompSpillRecursiveState *state)
 	}
 	state->work_start = state->work_end;
 	state->work_end = state->nput;
-	if (state->store != NULL)
+	if (state->ns.store != NULL)
 	{
-		CompSpillStoreForget(state->store, state->work_start);
-		CompSpillStoreSeek(state->store, COMPSPILL_WT_POS, state->work_start);
+		CompSpillStoreForget(state->ns.store, state->work_start);
+		CompSpillStoreSeek(state->ns.store, COMPSPILL_WT_POS,
+						   state->work_start);
 	}
 }
 
@@ -487,14 +451,7 @@ compspill_ru_exec(CustomScanState *node)
 static void
 compspill_ru_release(CompSpillRecursiveState *state)
 {
-	if (state->store != NULL)
-	{
-		state->have_last = true;
-		state->last_spilled = CompSpillStoreSpilled(state->store);
-		state->last_stats = *CompSpillStoreStats(state->store);
-		CompSpillStoreEnd(state->store);
-		state->store = NULL;
-	}
+	CompSpillNodeStoreRelease(&state->ns);
 	state->nput = state->work_start = state->work_end = 0;
 }
 
@@ -567,17 +524,13 @@ compspill_ru_explain(CustomScanState *node,
 		return;
 	if (state->native)
 	{
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-			ExplainPropertyBool("Tuplestore Fallback", true, es);
-		CompSpillExplainTuplestorePair(state->working_table,
-									   state->intermediate_table, es);
-		return;
+		Tuplestorestate *tables[2] = {state->working_table,
+		state->intermediate_table};
+
+		CompSpillExplainTuplestores(tables, 2, es);
 	}
-	if (state->store != NULL)
-		CompSpillExplainStore(CompSpillStoreSpilled(state->store),
-							  CompSpillStoreStats(state->store), es);
-	else if (state->have_last)
-		CompSpillExplainStore(state->last_spilled, &state->last_stats, es);
+	else
+		CompSpillNodeStoreExplain(&state->ns, true, es);
 }
 
 /*
@@ -586,15 +539,15 @@ compspill_ru_explain(CustomScanState *node,
 static Node *
 compspill_wt_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillWorkTableState *state = palloc0(sizeof(CompSpillWorkTableState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_wt_exec_methods;
-	return (Node *) state;
+	return CompSpillNewScanState(sizeof(CompSpillWorkTableState),
+								 &compspill_wt_exec_methods);
 }
 
 /*
  * Start the scan; its union is found on the first read, as native's is.
+ * Rows come in a minimal-tuple scan slot and the Vars are the CTE's, as
+ * in the CTE Scan node; the projection is compiled on the first read, as
+ * native's is (rowscan.c).
  */
 static void
 compspill_wt_begin(CustomScanState *node, EState *estate,
@@ -605,25 +558,9 @@ compspill_wt_begin(CustomScanState *node, EState *estate,
 
 	Assert(!(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)));
 	state->wt_param = intVal(linitial(cscan->custom_private));
-	state->rti = (Index) intVal(lsecond(cscan->custom_private));
-
-	/*
-	 * Rows come in a minimal-tuple scan slot and the Vars are the CTE's,
-	 * as in the CTE Scan node.  The quals are compiled for that here and
-	 * the projection on the first read, as native's are, so that EXPLAIN
-	 * lists the SubPlans of the quals under the scan, and those of the
-	 * targetlist only once it has run.  Whether there is a projection
-	 * decides what kind of slot the scan returns, which the parent reads
-	 * when it starts, after this: the projection is set up here for that
-	 * decision, then dropped with the SubPlans registered by it and by
-	 * ExecInitCustomScan's compilation for a virtual slot.
-	 */
-	CompSpillRowScanBegin(&state->rs, &node->ss, estate, state->rti);
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
-	node->ss.ps.ps_ProjInfo = NULL;
-	node->ss.ps.subPlan = NIL;
-	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
-	state->projection_ready = false;
+	CompSpillRowScanBegin(&state->rs, estate,
+						  (Index) intVal(lsecond(cscan->custom_private)),
+						  compspill_wt_next_row, true);
 }
 
 /*
@@ -656,50 +593,12 @@ compspill_wt_next_row(ScanState *ss)
 									   state->rs.rowslot);
 		return state->rs.rowslot;
 	}
-	if (ru->store == NULL ||
-		CompSpillStoreTell(ru->store, COMPSPILL_WT_POS) >= ru->work_end)
+	if (ru->ns.store == NULL ||
+		CompSpillStoreTell(ru->ns.store, COMPSPILL_WT_POS) >= ru->work_end)
 		return ExecClearTuple(state->rs.rowslot);
-	(void) CompSpillStoreGet(ru->store, COMPSPILL_WT_POS, true, state->rs.rowslot,
-							 true);
+	(void) CompSpillStoreGet(ru->ns.store, COMPSPILL_WT_POS, true,
+							 state->rs.rowslot, true);
 	return state->rs.rowslot;
-}
-
-/*
- * Under an EvalPlanQual recheck, put the row the recheck has for the work
- * table in the scan slot, as native's scan returns it (rowscan.c).
- */
-static bool
-compspill_wt_recheck(ScanState *ss, TupleTableSlot *slot pg_attribute_unused())
-{
-	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
-
-	return CompSpillRowScanRecheck(&state->rs, ss, compspill_wt_next_row);
-}
-
-/* Return the scan tuple of the scan's next row */
-static TupleTableSlot *
-compspill_wt_next(ScanState *ss)
-{
-	CompSpillWorkTableState *state = (CompSpillWorkTableState *) ss;
-
-	return CompSpillRowScanStore(&state->rs, ss, compspill_wt_next_row(ss));
-}
-
-/*
- * Return the next row of the working table that passes the quals,
- * projected.
- */
-static TupleTableSlot *
-compspill_wt_exec(CustomScanState *node)
-{
-	CompSpillWorkTableState *state = (CompSpillWorkTableState *) node;
-
-	if (!state->projection_ready)
-	{
-		ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
-		state->projection_ready = true;
-	}
-	return ExecScan(&node->ss, compspill_wt_next, compspill_wt_recheck);
 }
 
 /*
@@ -720,14 +619,13 @@ compspill_wt_rescan(CustomScanState *node)
 	CompSpillWorkTableState *state = (CompSpillWorkTableState *) node;
 	CompSpillRecursiveState *ru = state->ru;
 
-	ExecClearTuple(state->rs.rowslot);
-	ExecScanReScan(&node->ss);
+	CompSpillRowScanReScan(&state->rs);
 	if (ru == NULL)
 		return;
 	if (ru->native)
 		tuplestore_rescan(ru->working_table);
-	else if (ru->store != NULL)
-		CompSpillStoreSeek(ru->store, COMPSPILL_WT_POS, ru->work_start);
+	else if (ru->ns.store != NULL)
+		CompSpillStoreSeek(ru->ns.store, COMPSPILL_WT_POS, ru->work_start);
 }
 
 /*
@@ -739,16 +637,5 @@ compspill_wt_explain(CustomScanState *node,
 					 List *ancestors pg_attribute_unused(),
 					 ExplainState *es)
 {
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Index		rti = (Index) intVal(lsecond(cscan->custom_private));
-	RangeTblEntry *rte = rt_fetch(rti, es->rtable);
-	char	   *refname = list_nth(es->rtable_names, rti - 1);
-
-	if (refname == NULL)
-		refname = rte->eref->aliasname;
-	if (rte->ctename != NULL)
-		ExplainPropertyText("CTE Name", rte->ctename, es);
-	if (refname != NULL &&
-		(rte->ctename == NULL || strcmp(refname, rte->ctename) != 0))
-		ExplainPropertyText("CTE Alias", refname, es);
+	CompSpillRowScanExplain(&((CompSpillWorkTableState *) node)->rs, es);
 }

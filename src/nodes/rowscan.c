@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * rowscan.c
- *	  A scan node over rows a compspill node keeps: the CTE Scan's and the
- *	  WorkTable Scan's scan tuple, slots and EvalPlanQual rechecks.
+ *	  A scan node over rows a compspill node keeps: what the CTE Scan and
+ *	  the WorkTable Scan share, their plan's scan tuple, their start, scan,
+ *	  EvalPlanQual rechecks and EXPLAIN.
  *
  * A native CTE Scan or WorkTable Scan names its range table entry in
  * scanrelid.  Its compspill replacement cannot (ExecInitCustomScan would
@@ -27,7 +28,7 @@
  * columns).  ExecScanFetch does that for scans that name their entry; for
  * a scan with scanrelid 0 it leaves the whole recheck to the node's
  * recheck method, which must put the substitute row in the scan slot
- * itself.  CompSpillRowScanRecheck does for the node's entry what
+ * itself.  compspill_rowscan_recheck does for the node's entry what
  * ExecScanFetch does for a scan naming it; where the recheck has no row
  * for the entry (a scan in a SubPlan: its entry has no rowmark), the scan
  * reads on as it would outside a recheck.
@@ -43,7 +44,9 @@
 #include "funcapi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
 
+#include "base/compat.h"
 #include "nodes/rowscan.h"
 
 /* What the rewrite of a scan's expressions needs */
@@ -97,15 +100,41 @@ compspill_rowscan_refs(Node *node, CompSpillRowScanRefs *refs)
 
 /*
  * Make cscan, which takes the place of a native scan of range table entry
- * rti, a scan of columns (a TargetEntry per column of the entry, a Var of
- * it, numbered from 1): they become its custom_scan_tlist, with the whole
- * row after them where the scan's expressions use it, and its targetlist
- * and quals refer to them.
+ * rti, a scan of the columns source_tlist (the targetlist of the plan
+ * whose rows it reads) returns, leaving out its resjunk columns at the
+ * end: a Var of the entry for each, numbered from 1, become its
+ * custom_scan_tlist, with the whole row after them where the scan's
+ * expressions use it, and its targetlist and quals refer to them.  Return
+ * false, leaving cscan as it is, if a resjunk column comes before a column
+ * the plan returns.
  */
-void
-CompSpillRowScanPlan(CustomScan *cscan, Index rti, List *columns)
+bool
+CompSpillRowScanPlan(CustomScan *cscan, Index rti, List *source_tlist)
 {
 	CompSpillRowScanRefs refs;
+	List	   *columns = NIL;
+	bool		seen_junk = false;
+	ListCell   *lc;
+
+	foreach(lc, source_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node	   *expr = (Node *) tle->expr;
+		Var		   *var;
+
+		if (tle->resjunk)
+		{
+			seen_junk = true;
+			continue;
+		}
+		if (seen_junk)
+			return false;
+		var = makeVar(rti, tle->resno, exprType(expr), exprTypmod(expr),
+					  exprCollation(expr), 0);
+		columns = lappend(columns,
+						  makeTargetEntry((Expr *) var, tle->resno, NULL,
+										  false));
+	}
 
 	refs.rti = rti;
 	refs.wholerow_attno = InvalidAttrNumber;
@@ -116,23 +145,35 @@ CompSpillRowScanPlan(CustomScan *cscan, Index rti, List *columns)
 		compspill_rowscan_refs((Node *) cscan->scan.plan.qual, &refs);
 	cscan->custom_scan_tlist = refs.columns;
 	cscan->custom_relids = bms_make_singleton(rti);
+	return true;
 }
 
 /*
- * Set up the slots of a scan made by CompSpillRowScanPlan: the rows come
- * as minimal tuples of the entry's columns, and are the scan tuples
- * themselves unless these add the whole row.  The node's quals and
- * projection are then to be compiled for the scan slot (scanops).
+ * Start a scan made by CompSpillRowScanPlan, of range table entry rti,
+ * whose rows next_row reads.  The rows come as minimal tuples of the
+ * entry's columns, and are the scan tuples themselves unless these add
+ * the whole row.  That scan slot is not the virtual one ExecInitCustomScan
+ * compiled the quals and the projection for: they are compiled again, in
+ * its order, dropping the SubPlans the first compilation registered.
+ *
+ * With projection_later (the WorkTable Scan), the projection is compiled
+ * on the first read, as native's is, so that EXPLAIN lists the SubPlans of
+ * the targetlist only once it has run; whether there is a projection
+ * decides what kind of slot the scan returns, which the parent reads when
+ * it starts, after this, so the projection is set up here for that
+ * decision, then dropped with the SubPlans registered by it.
  */
 void
-CompSpillRowScanBegin(CompSpillRowScan *rs, ScanState *ss, EState *estate,
-					  Index rti)
+CompSpillRowScanBegin(CompSpillRowScan *rs, EState *estate, Index rti,
+					  ExecScanAccessMtd next_row, bool projection_later)
 {
+	ScanState  *ss = &rs->css.ss;
 	CustomScan *cscan = (CustomScan *) ss->ps.plan;
 	TargetEntry *last = llast_node(TargetEntry, cscan->custom_scan_tlist);
 	TupleDesc	rowdesc;
 
 	rs->rti = rti;
+	rs->next_row = next_row;
 	rs->wholerow = IsA(last->expr, Var) &&
 		((Var *) last->expr)->varattno == InvalidAttrNumber;
 
@@ -156,6 +197,20 @@ CompSpillRowScanBegin(CompSpillRowScan *rs, ScanState *ss, EState *estate,
 	}
 	ss->ps.scanopsfixed = true;
 	ss->ps.scanopsset = true;
+
+	if (!projection_later)
+	{
+		ss->ps.subPlan = NIL;
+		ExecAssignScanProjectionInfoWithVarno(ss, INDEX_VAR);
+	}
+	else
+	{
+		ExecAssignScanProjectionInfoWithVarno(ss, INDEX_VAR);
+		ss->ps.ps_ProjInfo = NULL;
+		ss->ps.subPlan = NIL;
+	}
+	ss->ps.qual = ExecInitQual(cscan->scan.plan.qual, &ss->ps);
+	rs->projection_ready = !projection_later;
 }
 
 /*
@@ -163,9 +218,10 @@ CompSpillRowScanBegin(CompSpillRowScan *rs, ScanState *ss, EState *estate,
  * empty past the end): the row itself, or its columns and the whole row
  * made of them, in the scan slot.
  */
-TupleTableSlot *
-CompSpillRowScanStore(CompSpillRowScan *rs, ScanState *ss, TupleTableSlot *row)
+static TupleTableSlot *
+compspill_rowscan_store(CompSpillRowScan *rs, TupleTableSlot *row)
 {
+	ScanState  *ss = &rs->css.ss;
 	TupleTableSlot *scan = ss->ss_ScanTupleSlot;
 	int			ncols;
 	MemoryContext oldcxt;
@@ -189,16 +245,25 @@ CompSpillRowScanStore(CompSpillRowScan *rs, ScanState *ss, TupleTableSlot *row)
 	return ExecStoreVirtualTuple(scan);
 }
 
+/* Return the scan tuple of the scan's next row */
+static TupleTableSlot *
+compspill_rowscan_next(ScanState *ss)
+{
+	CompSpillRowScan *rs = (CompSpillRowScan *) ss;
+
+	return compspill_rowscan_store(rs, rs->next_row(ss));
+}
+
 /*
  * Under an EvalPlanQual recheck, put in the scan slot the row that a scan
- * naming the entry returns there, reading the next row with next_row
- * where the recheck has none for the entry; return false where it returns
- * none.
+ * naming the entry returns there, reading the next row where the recheck
+ * has none for the entry; return false where it returns none.
  */
-bool
-CompSpillRowScanRecheck(CompSpillRowScan *rs, ScanState *ss,
-						ExecScanAccessMtd next_row)
+static bool
+compspill_rowscan_recheck(ScanState *ss,
+						  TupleTableSlot *slot pg_attribute_unused())
 {
+	CompSpillRowScan *rs = (CompSpillRowScan *) ss;
 	EPQState   *epq = ss->ps.state->es_epq_active;
 	Index		rti = rs->rti;
 	TupleTableSlot *row;
@@ -227,7 +292,55 @@ CompSpillRowScanRecheck(CompSpillRowScan *rs, ScanState *ss,
 	else
 	{
 		/* nothing in place of this entry: scan it */
-		row = next_row(ss);
+		row = rs->next_row(ss);
 	}
-	return !TupIsNull(CompSpillRowScanStore(rs, ss, row));
+	return !TupIsNull(compspill_rowscan_store(rs, row));
+}
+
+/*
+ * Return the scan's next row that passes its quals, projected: the node's
+ * ExecCustomScan.
+ */
+TupleTableSlot *
+CompSpillRowScanExec(CustomScanState *node)
+{
+	CompSpillRowScan *rs = (CompSpillRowScan *) node;
+
+	if (!rs->projection_ready)
+	{
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, INDEX_VAR);
+		rs->projection_ready = true;
+	}
+	return ExecScan(&node->ss, compspill_rowscan_next,
+					compspill_rowscan_recheck);
+}
+
+/*
+ * Rescan: forget the row the scan holds; the node moves its read
+ * position back.
+ */
+void
+CompSpillRowScanReScan(CompSpillRowScan *rs)
+{
+	ExecClearTuple(rs->rowslot);
+	ExecScanReScan(&rs->css.ss);
+}
+
+/*
+ * EXPLAIN: the CTE scanned, under the names native prints after "CTE Scan
+ * on" or "WorkTable Scan on", the alias made unique as for a native scan.
+ */
+void
+CompSpillRowScanExplain(CompSpillRowScan *rs, ExplainState *es)
+{
+	RangeTblEntry *rte = rt_fetch(rs->rti, es->rtable);
+	char	   *refname = list_nth(es->rtable_names, rs->rti - 1);
+
+	if (refname == NULL)
+		refname = rte->eref->aliasname;
+	if (rte->ctename != NULL)
+		ExplainPropertyText("CTE Name", rte->ctename, es);
+	if (refname != NULL &&
+		(rte->ctename == NULL || strcmp(refname, rte->ctename) != 0))
+		ExplainPropertyText("CTE Alias", refname, es);
 }

@@ -7,7 +7,8 @@
  * The node stands where a Sort stood.  It keeps the Sort's whole Plan
  * header (costs, node id, parameter sets, targetlist of OUTER_VAR
  * references), its child on lefttree, and the sort keys in custom_private
- * as plain lists so that the node survives copyObject and nodeToString.
+ * as plain lists so that the node survives copyObject and nodeToString
+ * (customscan.c, sortkeys.c).
  *
  * At run time the node drains its child into a CompSpillSorter and returns
  * the sorted rows, forward, or in any direction with mark and restore when
@@ -21,7 +22,7 @@
  * that a volatile child gives fresh rows.
  *
  * Under Gather or Gather Merge, each parallel worker's node publishes its
- * sort's figures when its execution ends (shared/workers.c), and the
+ * sort's figures when its execution ends (customscan.c), and the
  * leader's EXPLAIN ANALYZE prints them per worker, where native Sort
  * prints its per-worker "Sort Method" lines; the node's own lines are the
  * leader's sort only, as native Sort's are.
@@ -37,26 +38,35 @@
  */
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "parser/parsetree.h"
-#include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/ruleutils.h"
-#include "utils/tuplesort.h"
-#include "utils/typcache.h"
-
 #include "base/spillstats.h"
+#include "nodes/customscan.h"
 #include "nodes/explain.h"
+#include "nodes/extensible.h"
 #include "nodes/nodenames.h"
+#include "nodes/sortkeys.h"
 #include "nodes/sortnode.h"
 #include "shared/workers.h"
 #include "sort/sorter.h"
+#include "utils/tuplesort.h"
+
+/*
+ * What EXPLAIN ANALYZE prints of the node's sort; what a parallel worker's
+ * node publishes for the leader.
+ */
+typedef struct CompSpillSortFigures
+{
+	bool		use_tuplesort;	/* the tuplesort fallback sorted */
+	TuplesortInstrumentation ts;	/* its figures */
+	bool		spilled;		/* else the compspill sorter's */
+	int64		space;
+	CompSpillStats stats;
+} CompSpillSortFigures;
+
+StaticAssertDecl(sizeof(CompSpillSortFigures) <= COMPSPILL_WORKER_FIGURES_SIZE,
+				 "sort figures do not fit in a worker entry");
 
 typedef struct CompSpillSortState
 {
@@ -72,31 +82,11 @@ typedef struct CompSpillSortState
 
 	/* figures of the last finished sort, kept for EXPLAIN after a rescan */
 	bool		have_last;
-	bool		last_spilled;
-	int64		last_space;
-	CompSpillStats last_stats;
-	TuplesortInstrumentation last_ts;
+	CompSpillSortFigures last;
 
-	/* parallel workers: the leader's watch, the worker's publication */
-	CompSpillWorkersWatch *watch;
-	bool		published;
+	/* EXPLAIN ANALYZE's figures, the leader's and its workers' */
+	CompSpillNodeFigures figures;
 } CompSpillSortState;
-
-/*
- * What a parallel worker's node publishes for the leader's EXPLAIN: its
- * last sort's figures, as the node prints its own.
- */
-typedef struct CompSpillSortFigures
-{
-	bool		use_tuplesort;	/* the tuplesort fallback sorted */
-	TuplesortInstrumentation ts;	/* its figures */
-	bool		spilled;		/* else the compspill sorter's */
-	int64		space;
-	CompSpillStats stats;
-} CompSpillSortFigures;
-
-StaticAssertDecl(sizeof(CompSpillSortFigures) <= COMPSPILL_WORKER_FIGURES_SIZE,
-				 "sort figures do not fit in a worker entry");
 
 static Node *compspill_create_state(CustomScan *cscan);
 static void compspill_begin(CustomScanState *node, EState *estate, int eflags);
@@ -108,6 +98,8 @@ static void compspill_mark(CustomScanState *node);
 static void compspill_restore(CustomScanState *node);
 static void compspill_explain(CustomScanState *node, List *ancestors,
 							  ExplainState *es);
+static bool compspill_figures(CustomScanState *node, void *figures);
+static void compspill_explain_figures(const void *figures, ExplainState *es);
 
 static const CustomScanMethods compspill_scan_methods = {
 	.CustomName = COMPSPILL_SORT_NAME,
@@ -141,36 +133,11 @@ CompSpillRegisterSortNode(void)
 Plan *
 CompSpillMakeSortNode(Sort *sort)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	List	   *colidx = NIL;
-	List	   *sortops = NIL;
-	List	   *collations = NIL;
-	List	   *nullsfirst = NIL;
-	int			i;
-
-	/* the whole Plan header, then make it a CustomScan again */
-	cscan->scan.plan = sort->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN |
-		CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->methods = &compspill_scan_methods;
-
-	for (i = 0; i < sort->numCols; i++)
-	{
-		colidx = lappend_int(colidx, sort->sortColIdx[i]);
-		sortops = lappend_oid(sortops, sort->sortOperators[i]);
-		collations = lappend_oid(collations, sort->collations[i]);
-		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i] ? 1 : 0);
-	}
-	cscan->custom_private = list_make4(colidx, sortops, collations,
-									   nullsfirst);
-
-	return (Plan *) cscan;
+	return (Plan *) CompSpillMakeCustomScan(&sort->plan,
+											CUSTOMPATH_SUPPORT_BACKWARD_SCAN |
+											CUSTOMPATH_SUPPORT_MARK_RESTORE,
+											CompSpillSortKeysPlan(sort),
+											&compspill_scan_methods);
 }
 
 /*
@@ -179,38 +146,8 @@ CompSpillMakeSortNode(Sort *sort)
 static Node *
 compspill_create_state(CustomScan *cscan pg_attribute_unused())
 {
-	CompSpillSortState *state = palloc0(sizeof(CompSpillSortState));
-
-	NodeSetTag(state, T_CustomScanState);
-	state->css.methods = &compspill_exec_methods;
-	return (Node *) state;
-}
-
-/*
- * Read the sort keys back out of custom_private.
- */
-static void
-compspill_read_spec(CustomScan *cscan, CompSpillSortSpec *spec)
-{
-	List	   *colidx = linitial(cscan->custom_private);
-	List	   *sortops = lsecond(cscan->custom_private);
-	List	   *collations = lthird(cscan->custom_private);
-	List	   *nullsfirst = lfourth(cscan->custom_private);
-	int			n = list_length(colidx);
-	int			i;
-
-	spec->nkeys = n;
-	spec->attnums = palloc(sizeof(AttrNumber) * n);
-	spec->sortops = palloc(sizeof(Oid) * n);
-	spec->collations = palloc(sizeof(Oid) * n);
-	spec->nulls_first = palloc(sizeof(bool) * n);
-	for (i = 0; i < n; i++)
-	{
-		spec->attnums[i] = (AttrNumber) list_nth_int(colidx, i);
-		spec->sortops[i] = list_nth_oid(sortops, i);
-		spec->collations[i] = list_nth_oid(collations, i);
-		spec->nulls_first[i] = list_nth_int(nullsfirst, i) != 0;
-	}
+	return CompSpillNewScanState(sizeof(CompSpillSortState),
+								 &compspill_exec_methods);
 }
 
 /*
@@ -222,9 +159,7 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 	CompSpillSortState *state = (CompSpillSortState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	compspill_read_spec(cscan, &state->spec);
-	state->spec.est_rows = outerPlan(cscan)->plan_rows;
-	state->spec.est_width = outerPlan(cscan)->plan_width;
+	CompSpillSortKeysRead(cscan, 0, &state->spec);
 	CompSpillCaptureSettings(&state->settings, estate);
 
 	/*
@@ -257,8 +192,9 @@ compspill_begin(CustomScanState *node, EState *estate, int eflags)
 											ExecGetResultType(&node->ss.ps),
 											&TTSOpsMinimalTuple);
 
-	/* in the leader of EXPLAIN ANALYZE, watch for the workers' figures */
-	state->watch = CompSpillWorkersWatchBegin(&node->ss.ps);
+	CompSpillNodeFiguresBegin(&state->figures, node,
+							  sizeof(CompSpillSortFigures),
+							  compspill_figures, compspill_explain_figures);
 }
 
 /*
@@ -344,74 +280,53 @@ compspill_exec(CustomScanState *node)
 }
 
 /*
- * Remember the figures of the current sort, then release it.
- */
-static void
-compspill_release(CompSpillSortState *state)
-{
-	if (state->sorter)
-	{
-		state->have_last = true;
-		state->last_spilled = CompSpillSorterSpilled(state->sorter);
-		state->last_space = CompSpillSorterSpaceUsed(state->sorter);
-		state->last_stats = *CompSpillSorterStats(state->sorter);
-		CompSpillSorterEnd(state->sorter);
-		state->sorter = NULL;
-	}
-	if (state->tuplesort)
-	{
-		state->have_last = true;
-		tuplesort_get_stats(state->tuplesort, &state->last_ts);
-		tuplesort_end(state->tuplesort);
-		state->tuplesort = NULL;
-	}
-	state->sort_done = false;
-}
-
-/*
- * Fill f with the figures of the current or the last sort; return false
+ * Fill figures with those of the current or the last sort; return false
  * if the node has not sorted.
  */
 static bool
-compspill_figures(CompSpillSortState *state, CompSpillSortFigures *f)
+compspill_figures(CustomScanState *node, void *figures)
 {
+	CompSpillSortState *state = (CompSpillSortState *) node;
+	CompSpillSortFigures *f = figures;
+
+	if (state->tuplesort == NULL && state->sorter == NULL)
+	{
+		if (state->have_last)
+			*f = state->last;
+		return state->have_last;
+	}
 	memset(f, 0, sizeof(*f));
 	f->use_tuplesort = state->use_tuplesort;
 	if (state->tuplesort)
 		tuplesort_get_stats(state->tuplesort, &f->ts);
-	else if (state->sorter)
+	else
 	{
 		f->spilled = CompSpillSorterSpilled(state->sorter);
 		f->space = CompSpillSorterSpaceUsed(state->sorter);
 		f->stats = *CompSpillSorterStats(state->sorter);
 	}
-	else if (!state->have_last)
-		return false;
-	else if (state->use_tuplesort)
-		f->ts = state->last_ts;
-	else
-	{
-		f->spilled = state->last_spilled;
-		f->space = state->last_space;
-		f->stats = state->last_stats;
-	}
 	return true;
 }
 
 /*
- * In a parallel worker, publish the sort's figures for the leader's
- * EXPLAIN, once.
+ * Remember the figures of the current sort, then release it.
  */
 static void
-compspill_publish(CompSpillSortState *state)
+compspill_release(CompSpillSortState *state)
 {
-	CompSpillSortFigures f;
-
-	if (!IsParallelWorker() || state->published)
-		return;
-	state->published = true;
-	if (compspill_figures(state, &f))
-		CompSpillWorkersPublish(&state->css.ss.ps, &f, sizeof(f));
+	if (state->sorter || state->tuplesort)
+		state->have_last = compspill_figures(&state->css, &state->last);
+	if (state->sorter)
+	{
+		CompSpillSorterEnd(state->sorter);
+		state->sorter = NULL;
+	}
+	if (state->tuplesort)
+	{
+		tuplesort_end(state->tuplesort);
+		state->tuplesort = NULL;
+	}
+	state->sort_done = false;
 }
 
 /*
@@ -421,7 +336,7 @@ compspill_publish(CompSpillSortState *state)
 static void
 compspill_shutdown(CustomScanState *node)
 {
-	compspill_publish((CompSpillSortState *) node);
+	CompSpillNodeFiguresPublish(&((CompSpillSortState *) node)->figures, node);
 }
 
 /*
@@ -432,9 +347,8 @@ compspill_end(CustomScanState *node)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
 
-	/* a worker whose execution did not reach shutdown */
-	compspill_publish(state);
-	CompSpillWorkersWatchEnd(state->watch);
+	/* a worker whose execution did not reach shutdown publishes here */
+	CompSpillNodeFiguresEnd(&state->figures, node);
 	if (state->ts_slot)
 		ExecClearTuple(state->ts_slot);
 	compspill_release(state);
@@ -501,87 +415,6 @@ compspill_restore(CustomScanState *node)
 }
 
 /*
- * Deparse the sort keys the way EXPLAIN prints a native Sort's keys.
- */
-static void
-compspill_explain_keys(CompSpillSortState *state, List *ancestors,
-					   ExplainState *es)
-{
-	Plan	   *plan = state->css.ss.ps.plan;
-	CompSpillSortSpec *spec = &state->spec;
-	List	   *context;
-	List	   *keys = NIL;
-	bool		useprefix;
-	StringInfoData buf;
-	int			i;
-
-	if (spec->nkeys <= 0)
-		return;
-
-	initStringInfo(&buf);
-	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
-	useprefix = (CompSpillExplainRtableSize(es) > 1 || es->verbose);
-
-	for (i = 0; i < spec->nkeys; i++)
-	{
-		TargetEntry *tle = get_tle_by_resno(plan->targetlist,
-											spec->attnums[i]);
-		Oid			keytype;
-		Oid			collation = spec->collations[i];
-		Oid			sortop = spec->sortops[i];
-		TypeCacheEntry *typentry;
-		bool		reverse = false;
-
-		if (tle == NULL)
-			elog(ERROR, "no tlist entry for sort key %d", spec->attnums[i]);
-
-		resetStringInfo(&buf);
-		appendStringInfoString(&buf,
-							   deparse_expression((Node *) tle->expr, context,
-												  useprefix, true));
-
-		/* a collation other than the type's own is shown */
-		keytype = exprType((Node *) tle->expr);
-		if (OidIsValid(collation) && collation != get_typcollation(keytype))
-		{
-			char	   *collname = get_collation_name(collation);
-
-			if (collname == NULL)
-				elog(ERROR, "cache lookup failed for collation %u", collation);
-			appendStringInfo(&buf, " COLLATE %s", quote_identifier(collname));
-		}
-
-		/* then the direction, or the operator when it is not < or > */
-		typentry = lookup_type_cache(keytype,
-									 TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-		if (sortop == typentry->gt_opr)
-		{
-			appendStringInfoString(&buf, " DESC");
-			reverse = true;
-		}
-		else if (sortop != typentry->lt_opr)
-		{
-			char	   *opname = get_opname(sortop);
-
-			if (opname == NULL)
-				elog(ERROR, "cache lookup failed for operator %u", sortop);
-			appendStringInfo(&buf, " USING %s", opname);
-			(void) get_equality_op_for_ordering_op(sortop, &reverse);
-		}
-
-		/* and the null placement when it is not the default for that order */
-		if (spec->nulls_first[i] && !reverse)
-			appendStringInfoString(&buf, " NULLS FIRST");
-		else if (!spec->nulls_first[i] && reverse)
-			appendStringInfoString(&buf, " NULLS LAST");
-
-		keys = lappend(keys, pstrdup(buf.data));
-	}
-
-	ExplainPropertyList("Sort Key", keys, es);
-}
-
-/*
  * Print how the tuplesort fallback sorted, as a native Sort does.
  */
 static void
@@ -640,18 +473,17 @@ compspill_explain_sorter(bool spilled, int64 space, CompSpillStats *st,
 }
 
 /*
- * Print what one parallel worker's sort did, as the node prints its own.
+ * Print how the leader's or one parallel worker's sort went.
  */
 static void
-compspill_explain_worker(const void *figures, ExplainState *es)
+compspill_explain_figures(const void *figures, ExplainState *es)
 {
-	const CompSpillSortFigures *f = figures;
-	CompSpillSortFigures copy = *f;
+	CompSpillSortFigures f = *(const CompSpillSortFigures *) figures;
 
-	if (f->use_tuplesort)
-		compspill_explain_tuplesort(&copy.ts, es);
+	if (f.use_tuplesort)
+		compspill_explain_tuplesort(&f.ts, es);
 	else
-		compspill_explain_sorter(f->spilled, f->space, &copy.stats, es);
+		compspill_explain_sorter(f.spilled, f.space, &f.stats, es);
 }
 
 /*
@@ -662,30 +494,8 @@ static void
 compspill_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	CompSpillSortState *state = (CompSpillSortState *) node;
-	CompSpillSortFigures f;
 
-	compspill_explain_keys(state, ancestors, es);
-
-	if (!es->analyze)
-		return;
-
-	if (state->tuplesort)
-	{
-		TuplesortInstrumentation ts;
-
-		tuplesort_get_stats(state->tuplesort, &ts);
-		compspill_explain_tuplesort(&ts, es);
-	}
-	else if (state->sorter)
-		compspill_explain_sorter(CompSpillSorterSpilled(state->sorter),
-								 CompSpillSorterSpaceUsed(state->sorter),
-								 CompSpillSorterStats(state->sorter), es);
-	else if (state->have_last && state->use_tuplesort)
-		compspill_explain_tuplesort(&state->last_ts, es);
-	else if (state->have_last)
-		compspill_explain_sorter(state->last_spilled, state->last_space,
-								 &state->last_stats, es);
-
-	CompSpillExplainWorkers(&node->ss.ps, state->watch, &f, sizeof(f),
-							compspill_explain_worker, es);
+	CompSpillSortKeysExplain("Sort Key", node->ss.ps.plan, &state->spec,
+							 state->spec.nkeys, true, ancestors, es);
+	CompSpillNodeFiguresExplain(&state->figures, node, es);
 }
