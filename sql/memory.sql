@@ -15,16 +15,6 @@ ANALYZE mem_t;
 -- one backend: EXPLAIN shows the leader's figures only
 SET max_parallel_workers_per_gather = 0;
 
--- A sort spills where native's does, when what native would count (its
--- tuples' lengths and its SortTuple array) passes work_mem: what the sort
--- really holds then (measured on its contexts: block headers, the last
--- block's free space) is a little more, within 2% of work_mem.  Builds with
--- assertions add a chunk header and a sentinel byte to every tuple, which
--- native's rule does not count: there it is up to 12% (10.5% measured at
--- 1MB, rows of about 60 bytes).
-CREATE FUNCTION mem_slack() RETURNS numeric LANGUAGE sql AS $$
-    SELECT CASE WHEN current_setting('debug_assertions')::bool THEN 1.12 ELSE 1.02 END
-$$;
 CREATE FUNCTION mem_peak(wm text, query text) RETURNS TABLE (work_mem text,
     verdict text, spilled bool, within_work_mem bool) LANGUAGE plpgsql AS $$
 DECLARE
@@ -34,7 +24,7 @@ BEGIN
     n := cs_node(query);
     RETURN QUERY SELECT wm, cs_check(query, 'spill'),
         n->>'Sort Method' = 'external merge',
-        (n->>'Peak Memory Used')::bigint * 1024 <= pg_size_bytes(wm) * mem_slack();
+        (n->>'Peak Memory Used')::bigint * 1024 <= pg_size_bytes(wm);
 END $$;
 
 SET compspill.codec = lz4;
@@ -121,5 +111,5 @@ SELECT plan_shape('SELECT id, repeat(md5(id::text), 6250000) AS v FROM generate_
 SELECT mem_hwm(true) <= 1.5 * mem_hwm(false) AS huge_values_within_1_5x_native;
 RESET work_mem;
 RESET compspill.codec;
-DROP FUNCTION mem_peak(text, text), mem_hwm(bool), mem_kb(text, text, text), mem_slack();
+DROP FUNCTION mem_peak(text, text), mem_hwm(bool), mem_kb(text, text, text);
 DROP TABLE mem_t;

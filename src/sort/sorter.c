@@ -20,21 +20,14 @@
  *
  * Memory is measured, not estimated: what counts against work_mem is what
  * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
- * array, spill buffers and merge inputs alike.  Until it first spills, a
- * sort of tuples follows native tuplesort's rule instead, on the bytes
- * native would count (its tuples' lengths and its SortTuple array, grown
- * as grow_memtuples grows it), so that it spills exactly where native's
- * does; its tuples are in a bump context as native's, in blocks of a
- * 128th of work_mem, so that what it holds stays within 2% of native's
- * figure.  When it spills, the sorted first run needs only its tuple
- * pointers: the array is compacted to a third of its size, and the writer
- * takes the memory that frees, as native takes its tape buffers at that
- * point.  From the second run on, a run is cut while a whole block of
- * tuples still fits beside the writer, so a new block never takes the sort
- * past work_mem; what writing a run adds besides (its entry in the list of
- * runs, its extent map) is made room for between runs, before the tuples
- * come.  The datum path reserves its writer from the start (its array
- * holds a third of native's bytes a row: it spills later than native).
+ * array, spill buffers and merge inputs alike.  The tuple context's blocks
+ * are capped at a sixteenth of work_mem and a run is cut while a whole
+ * block still fits, so a new block never takes the sort past work_mem;
+ * what writing a run adds besides (its entry in the list of runs, its
+ * extent map) is made room for between runs, before the tuples come.
+ * The run writer's buffers are reserved from the start, so that the first
+ * spill does not put them on top of a full work_mem: their full size when
+ * the plan expects the sort to spill, a small writer's otherwise.
  *
  * When memory runs out, the array is sorted and written out as a run
  * through the operation's spill object (run.c), in the frame kind it
@@ -76,7 +69,6 @@
 #include "access/htup_details.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
 
@@ -173,9 +165,6 @@ struct CompSpillSorter
 	int64		other_mem;		/* all but the tuple context, with the
 								 * writer's reservation */
 	int64		writer_reserve; /* reserved for a writer not yet created */
-	int64		native_used;	/* before the first spill: what native
-								 * tuplesort would count (see
-								 * compspill_native_tuplen) */
 	Size		block_size;		/* what the writer will use */
 	Size		later_block_size;	/* after the first run, if larger */
 	bool		small_writer;	/* a spill was not expected */
@@ -454,71 +443,6 @@ compspill_memory_full(CompSpillSorter *s)
 }
 
 /*
- * The bytes native tuplesort counts for a tuple it holds (its USEMEM): from
- * 17 on its tuples live in a bump context and it counts their MAXALIGNed
- * length; before, the aset chunk's space, a power of two up to 8kB (the
- * default sizes' chunk limit) and the chunk header (the sentinel byte of
- * assert-enabled builds is not emulated).
- */
-static inline int64
-compspill_native_tuplen(MinimalTuple tup)
-{
-#if PG_VERSION_NUM >= 170000
-	return (int64) MAXALIGN(tup->t_len);
-#else
-	Size		size = MAXALIGN(tup->t_len);
-	Size		hdr = PG_VERSION_NUM >= 160000 ? 8 : 16;
-
-	if (size > 8192)
-		return (int64) (size + hdr);
-	return (int64) (pg_nextpower2_size_t(Max(size, 8)) + hdr);
-#endif
-}
-
-/*
- * Before the first spill, grow the SortTuple array as native tuplesort's
- * grow_memtuples does, on what native would count (native_used): double
- * while no more than half of work_mem is used, then one last growth in the
- * proportion of work_mem to what is used, so that the sort spills exactly
- * where native's does.  Return whether it grew.
- */
-static bool
-compspill_grow_memtuples_native(CompSpillSorter *s)
-{
-	int64		avail = s->allowed_mem - s->native_used;
-	int64		newsize;
-
-	if (!s->growmemtuples)
-		return false;
-
-	if (s->native_used <= avail)
-		newsize = CompSpillGrowArraySize(s->memtupsize,
-										 sizeof(CompSpillSortTuple));
-	else
-	{
-		double		ratio = (double) s->allowed_mem / (double) s->native_used;
-
-		newsize = (int64) Min((double) s->memtupsize * ratio, (double) INT_MAX);
-		newsize = Min(newsize, (int64) (MaxAllocHugeSize /
-										sizeof(CompSpillSortTuple)) - 1);
-		s->growmemtuples = false;
-	}
-	if (newsize <= s->memtupsize ||
-		avail < (newsize - s->memtupsize) * (int64) sizeof(CompSpillSortTuple))
-	{
-		s->growmemtuples = false;
-		return false;
-	}
-
-	s->native_used -= GetMemoryChunkSpace(s->memtuples);
-	s->memtuples = repalloc_huge(s->memtuples,
-								 (Size) newsize * sizeof(CompSpillSortTuple));
-	s->memtupsize = (int) newsize;
-	s->native_used += GetMemoryChunkSpace(s->memtuples);
-	return true;
-}
-
-/*
  * Extract (and abbreviate) the first key of a stored row.
  */
 static inline void
@@ -602,21 +526,11 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->what = spec->what ? spec->what : "sort";
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
-
-	/*
-	 * The tuples: blocks of at most a 128th of work_mem, so that the last
-	 * one's free space keeps the in-memory peak within 1% of native's; in a
-	 * bump context, as native's (no chunk headers), where there is one.
-	 */
-	s->tuple_block = Min(Max(s->allowed_mem / 128, 8192),
+	s->tuple_block = Min(Max(s->allowed_mem / 16, 4096),
 						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
-#if PG_VERSION_NUM >= 170000
-	s->tuplecxt = BumpContextCreate(maincxt, "CompSpill sort tuples",
-									0, 8192, s->tuple_block);
-#else
 	s->tuplecxt = GenerationContextCreate(maincxt, "CompSpill sort tuples",
-										  0, 8192, s->tuple_block);
-#endif
+										  0, Min(s->tuple_block, 8192),
+										  s->tuple_block);
 
 	/*
 	 * A single by-value column sorted on itself takes the datum path, as
@@ -652,36 +566,36 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	}
 	else
 	{
-		/* native's initial array, which native counts from the start */
-		s->memtupsize = COMPSPILL_INITIAL_MEMTUPSIZE;
+		s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
+							s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
 		s->memtuples = palloc(sizeof(CompSpillSortTuple) * s->memtupsize);
-		s->native_used = GetMemoryChunkSpace(s->memtuples);
 	}
 
 	/*
-	 * The datum path reserves the writer from the start: full size when
-	 * the plan expects the rows not to fit, a small one otherwise (its
-	 * array holds a third of native's bytes a row, so it still spills
-	 * later than native).  The tuple path reserves nothing: it spills where
-	 * native does, and takes the writer from its first run's array then
-	 * (compspill_start_spill).
+	 * Reserve the writer: full size when the plan expects the rows not to
+	 * fit (a row in memory costs its width and about 64 bytes of headers
+	 * and SortTuple), a small one otherwise.
 	 */
-	CompSpillChooseSizes(set, s->allowed_mem, &s->block_size,
-						 &s->write_size, NULL);
-	if (s->datum_mode)
+	expected = (int64) (s->est_rows * (s->est_width + 64.0));
+	if (expected > s->allowed_mem)
+		CompSpillChooseSizes(set, s->allowed_mem, &s->block_size,
+							 &s->write_size, NULL);
+	else
 	{
-		expected = (int64) (s->est_rows * (s->est_width + 64.0));
-		if (expected <= s->allowed_mem)
-		{
-			s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
-			s->write_size = COMPSPILL_MIN_WRITE_SIZE;
-			s->small_writer = true;
-		}
-		s->writer_reserve = CompSpillWriterMemory(s->block_size,
-												  s->write_size);
-		if (!s->small_writer)
-			s->writer_reserve += CompSpillOutsideMemoryEstimate(&s->settings);
+		s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
+		s->write_size = COMPSPILL_MIN_WRITE_SIZE;
+		s->small_writer = true;
 	}
+	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
+
+	/*
+	 * The codec's and cipher's contexts too, when a spill is expected: a
+	 * sort expected to fit keeps that memory for its rows, as native sort
+	 * would, and if it spills all the same its first run is written with
+	 * them on top.
+	 */
+	if (!s->small_writer)
+		s->writer_reserve += CompSpillOutsideMemoryEstimate(&s->settings);
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -796,31 +710,8 @@ compspill_start_spill(CompSpillSorter *s)
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &target, NULL,
 						 &extent_size);
 
-	/*
-	 * The tuple path's first run had all of work_mem; the runs after it
-	 * share it with the writer and the codec's state, so hold fewer rows.
-	 */
 	if (s->est_rows > 0 && s->memtupcount > 0)
-	{
-		double		later_rows = s->memtupcount;
-
-		if (!s->datum_mode)
-		{
-			double		fixed = (double) CompSpillWriterMemory(target,
-															   s->write_size) +
-				(double) CompSpillOutsideMemoryEstimate(&s->settings);
-			double		share = 1.0 - fixed / (double) s->allowed_mem;
-
-			later_rows *= Max(share, 0.25);
-		}
-		/*
-		 * Half as many runs again: runs come out shorter than that where
-		 * the tuples cost more than native's count says (assert-enabled
-		 * builds) or the later rows are wider, and blocks a little
-		 * smaller cost less than a second merge pass.
-		 */
-		expected_runs = ceil(1.5 * s->est_rows / later_rows);
-	}
+		expected_runs = ceil(s->est_rows / s->memtupcount);
 	if (expected_runs > 1)
 	{
 		/*
@@ -834,28 +725,6 @@ compspill_start_spill(CompSpillSorter *s)
 
 		b = (Size) Max(block, (double) COMPSPILL_MIN_BLOCK_SIZE);
 		target = TYPEALIGN(1024, Min(b, target));
-	}
-
-	/*
-	 * The tuple path reserved nothing for the writer: its first run is
-	 * written with the writer in what is left below work_mem once the
-	 * array is compacted (compspill_dump_run), in full if it fits, else
-	 * with small blocks, and small writes too if even those do not fit.
-	 */
-	if (!s->datum_mode)
-	{
-		int64		room = s->allowed_mem - compspill_measure(s) -
-			COMPSPILL_RUN_GROWTH - CompSpillOutsideMemoryEstimate(&s->settings);
-
-		s->small_writer =
-			(int64) CompSpillWriterMemory(target, s->write_size) > room;
-		if (s->small_writer)
-		{
-			s->block_size = COMPSPILL_MIN_BLOCK_SIZE;
-			if ((int64) CompSpillWriterMemory(s->block_size,
-											  s->write_size) > room)
-				s->write_size = COMPSPILL_MIN_WRITE_SIZE;
-		}
 	}
 
 	/*
@@ -1029,51 +898,17 @@ compspill_write_datums(CompSpillSorter *s)
 }
 
 /*
- * The first run of the tuple path: once the rows are sorted, only their
- * tuples are needed, so the SortTuple array becomes an array of tuple
- * pointers, a third of its size, and the memory that frees takes the
- * writer, which native tuplesort also takes when it switches to tapes
- * with its memory full.  Return the pointers; memtuples is made again by
- * compspill_expand_memtuples.
- */
-static MinimalTuple *
-compspill_compact_memtuples(CompSpillSorter *s)
-{
-	MinimalTuple *tuples = (MinimalTuple *) s->memtuples;
-
-	/* in place: entry i is read before any entry at or above it is written */
-	for (int i = 0; i < s->memtupcount; i++)
-		tuples[i] = s->memtuples[i].tuple;
-	s->memtuples = NULL;
-	return repalloc_huge(tuples, sizeof(MinimalTuple) *
-						 (Size) Max(s->memtupcount, 1));
-}
-
-/* Make the SortTuple array again, of its size, after the first run */
-static void
-compspill_expand_memtuples(CompSpillSorter *s, MinimalTuple *tuples)
-{
-	s->memtuples = repalloc_huge(tuples, sizeof(CompSpillSortTuple) *
-								 (Size) s->memtupsize);
-}
-
-/*
  * Sort the rows in memory and write them out as one run.
  */
 static void
 compspill_dump_run(CompSpillSorter *s)
 {
-	MinimalTuple *tuples = NULL;
 	int			i;
 
-	compspill_sort_memtuples(s);
-
 	if (s->spill == NULL)
-	{
-		if (!s->datum_mode)
-			tuples = compspill_compact_memtuples(s);
 		compspill_start_spill(s);
-	}
+
+	compspill_sort_memtuples(s);
 
 	s->stats.nruns++;
 	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
@@ -1089,7 +924,7 @@ compspill_dump_run(CompSpillSorter *s)
 		CompSpillRunBeginRows(s->spill, compspill_new_run(s));
 		for (i = 0; i < s->memtupcount; i++)
 		{
-			MinimalTuple tup = tuples ? tuples[i] : s->memtuples[i].tuple;
+			MinimalTuple tup = s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
 			CompSpillRunPutMinimal(s->spill, tup);
@@ -1102,7 +937,7 @@ compspill_dump_run(CompSpillSorter *s)
 		CompSpillRunBegin(s->spill, compspill_new_run(s));
 		for (i = 0; i < s->memtupcount; i++)
 		{
-			MinimalTuple tup = tuples ? tuples[i] : s->memtuples[i].tuple;
+			MinimalTuple tup = s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
 			CompSpillRunPutMinimal(s->spill, tup);
@@ -1129,8 +964,6 @@ compspill_dump_run(CompSpillSorter *s)
 												   s->write_size);
 	}
 	MemoryContextReset(s->tuplecxt);
-	if (tuples != NULL)
-		compspill_expand_memtuples(s, tuples);
 	compspill_bound_runs(s);
 	compspill_reserve_run(s);
 	compspill_remeasure(s);
@@ -1175,17 +1008,7 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 		return;
 	}
 
-	if (s->spill == NULL)
-	{
-		/*
-		 * Before the first spill, native tuplesort's rule: grow the array
-		 * while one slot is left, and spill once the array is full or what
-		 * native would count passes work_mem.
-		 */
-		if (s->memtupcount >= s->memtupsize - 1)
-			(void) compspill_grow_memtuples_native(s);
-	}
-	else if (s->memtupcount >= s->memtupsize && !compspill_grow_memtuples(s))
+	if (s->memtupcount >= s->memtupsize && !compspill_grow_memtuples(s))
 		compspill_dump_run(s);
 
 	stup = &s->memtuples[s->memtupcount];
@@ -1197,14 +1020,7 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 
 	compspill_consider_abort(s);
 
-	if (s->spill == NULL)
-	{
-		s->native_used += compspill_native_tuplen(stup->tuple);
-		if (s->memtupcount >= s->memtupsize ||
-			s->native_used > s->allowed_mem)
-			compspill_dump_run(s);
-	}
-	else if (compspill_memory_full(s))
+	if (compspill_memory_full(s))
 		compspill_dump_run(s);
 }
 
@@ -1496,19 +1312,13 @@ CompSpillSorterReset(CompSpillSorter *s)
 		s->datums = MemoryContextAlloc(s->maincxt,
 									   sizeof(Datum) * s->memtupsize);
 	}
-	else if (!s->datum_mode &&
-			 (s->memtuples == NULL ||
-			  (s->spill == NULL && s->memtupsize != COMPSPILL_INITIAL_MEMTUPSIZE)))
+	else if (!s->datum_mode && s->memtuples == NULL)
 	{
-		/* native's initial array again, as tuplesort_reset makes it */
-		if (s->memtuples != NULL)
-			pfree(s->memtuples);
-		s->memtupsize = COMPSPILL_INITIAL_MEMTUPSIZE;
+		s->memtupsize = Min(COMPSPILL_INITIAL_MEMTUPSIZE,
+							s->allowed_mem / 8 / (int64) sizeof(CompSpillSortTuple));
 		s->memtuples = MemoryContextAlloc(s->maincxt,
 										  sizeof(CompSpillSortTuple) * s->memtupsize);
 	}
-	if (!s->datum_mode)
-		s->native_used = GetMemoryChunkSpace(s->memtuples);
 
 	if (s->spill != NULL)
 	{

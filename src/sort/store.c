@@ -14,9 +14,7 @@
  * and reads interleave freely.
  *
  * In memory the rows are minimal tuples in a generation context, as
- * tuplestore keeps them, counted as native tuplestore counts them (its
- * array grown as it grows it), so that the store spills exactly where
- * native's does.  When they outgrow work_mem, all of them are
+ * tuplestore keeps them.  When they outgrow work_mem, all of them are
  * encoded into one run of the store's spill object (run.c), in blocks,
  * and freed; from then on every row put goes to the run's encoder.  The
  * run keeps an index of its frames (where each starts, and its first row),
@@ -47,7 +45,6 @@
 #include "access/htup_details.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "base/spillstats.h"
@@ -56,9 +53,8 @@
 #include "sort/store.h"
 #include "spill/run.h"
 
-/* initial size of the in-memory row array, as tuplestore's */
-#define COMPSPILL_STORE_INITIAL_ROWS \
-	Max(16384 / sizeof(void *), ALLOCSET_SEPARATE_THRESHOLD / sizeof(void *) + 1)
+/* initial size of the in-memory row array */
+#define COMPSPILL_STORE_INITIAL_ROWS	1024
 
 /* Rows kept in memory in a context of their own */
 typedef struct CompSpillRowList
@@ -74,6 +70,7 @@ struct CompSpillStore
 	MemoryContext cxt;			/* owns everything of the store */
 	TupleDesc	tupdesc;
 	int64		allowed_mem;	/* work_mem, bytes */
+	int64		spill_reserve;	/* memory the store needs once spilled */
 	const char *what;			/* the node, for the log line */
 	CompSpillSettings set;
 	CompSpillStats own_stats;	/* when the store spills on its own */
@@ -92,8 +89,6 @@ struct CompSpillStore
 	int64		mem_base;		/* rows removed from the array's front */
 	int64		mem_trimmed;	/* rows freed by trimming, >= mem_base */
 	int64		run_base;		/* rows trimmed before the run began */
-	int64		native_used;	/* what native tuplestore would count */
-	bool		growmemtuples;	/* the array may grow again */
 
 	/*
 	 * Spilled: rows [0, nframed) in frames of run, the rest in the tail;
@@ -203,13 +198,12 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	st->stats->dio_requested = set->dio;
 	st->tuplecxt = GenerationContextCreate(st->cxt, "CompSpill store rows",
 										   0, 8192,
-										   Min(Max(st->allowed_mem / 128, 8192),
+										   Min(Max(st->allowed_mem / 16, 8192),
 											   (int64) ALLOCSET_DEFAULT_MAXSIZE));
+	st->spill_reserve = compspill_store_spill_sizes(st, NULL, NULL, NULL);
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
 	st->memtuples = MemoryContextAlloc(st->cxt,
 									   sizeof(MinimalTuple) * st->memtupsize);
-	st->native_used = GetMemoryChunkSpace(st->memtuples);
-	st->growmemtuples = true;
 	return st;
 }
 
@@ -427,65 +421,6 @@ compspill_store_spill(CompSpillStore *st)
 }
 
 /*
- * The bytes native tuplestore counts for a row it holds: the chunk's space
- * in its generation context from 17 on, as the store's own; before, in an
- * aset, a power of two up to 8kB and the chunk header (see
- * compspill_native_tuplen in sorter.c).
- */
-static inline int64
-compspill_store_native_space(MinimalTuple tup)
-{
-#if PG_VERSION_NUM >= 170000
-	return (int64) GetMemoryChunkSpace(tup);
-#else
-	Size		size = MAXALIGN(tup->t_len);
-	Size		hdr = PG_VERSION_NUM >= 160000 ? 8 : 16;
-
-	if (size > 8192)
-		return (int64) (size + hdr);
-	return (int64) (pg_nextpower2_size_t(Max(size, 8)) + hdr);
-#endif
-}
-
-/*
- * Grow the row array as native tuplestore's grow_memtuples does, on what
- * native would count: double while at most half of work_mem is used, then
- * once more in the proportion of work_mem to what is used.  Return whether
- * it grew.
- */
-static bool
-compspill_store_grow(CompSpillStore *st)
-{
-	int64		avail = st->allowed_mem - st->native_used;
-	int64		newsize;
-
-	if (!st->growmemtuples)
-		return false;
-	if (st->native_used <= avail)
-		newsize = Min(st->memtupsize * 2, (int64) INT_MAX);
-	else
-	{
-		double		ratio = (double) st->allowed_mem / (double) st->native_used;
-
-		newsize = (int64) Min((double) st->memtupsize * ratio, (double) INT_MAX);
-		st->growmemtuples = false;
-	}
-	newsize = Min(newsize, (int64) (MaxAllocHugeSize / sizeof(MinimalTuple)) - 1);
-	if (newsize <= st->memtupsize ||
-		avail < (newsize - st->memtupsize) * (int64) sizeof(MinimalTuple))
-	{
-		st->growmemtuples = false;
-		return false;
-	}
-	st->native_used -= GetMemoryChunkSpace(st->memtuples);
-	st->memtupsize = newsize;
-	st->memtuples = repalloc_huge(st->memtuples,
-								  sizeof(MinimalTuple) * st->memtupsize);
-	st->native_used += GetMemoryChunkSpace(st->memtuples);
-	return true;
-}
-
-/*
  * Add the row in slot to the store.  Read positions other than active
  * that stood at the end will read it next.
  */
@@ -502,27 +437,21 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 	{
 		int64		held;
 
-		MinimalTuple tup;
-
-		/*
-		 * Native tuplestore's rule: grow the array while one slot is left,
-		 * and spill once it is full or what native would count passes
-		 * work_mem, so that the store spills exactly where native's does.
-		 */
-		if (st->nrows - st->mem_base >= st->memtupsize - 1)
-			(void) compspill_store_grow(st);
+		if (st->nrows - st->mem_base >= st->memtupsize)
+		{
+			st->memtupsize *= 2;
+			st->memtuples = repalloc_huge(st->memtuples,
+										  sizeof(MinimalTuple) * st->memtupsize);
+		}
 		oldcxt = MemoryContextSwitchTo(st->tuplecxt);
-		tup = ExecCopySlotMinimalTuple(slot);
+		st->memtuples[st->nrows++ - st->mem_base] = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(oldcxt);
-		st->memtuples[st->nrows++ - st->mem_base] = tup;
-		st->native_used += compspill_store_native_space(tup);
 
 		held = (int64) st->tuplecxt->mem_allocated +
-			(int64) GetMemoryChunkSpace(st->memtuples);
+			(int64) (sizeof(MinimalTuple) * st->memtupsize);
 		if (held > st->stats->peak_mem && st->stats == &st->own_stats)
 			st->stats->peak_mem = held;
-		if (st->nrows - st->mem_base >= st->memtupsize ||
-			st->native_used > st->allowed_mem)
+		if (held + st->spill_reserve + st->allowed_mem / 32 > st->allowed_mem)
 			compspill_store_spill(st);
 		return;
 	}
@@ -731,8 +660,6 @@ compspill_store_free_before(CompSpillStore *st, int64 oldest)
 	oldest = Max(Min(oldest, st->nrows), st->mem_trimmed);
 	for (int64 r = st->mem_trimmed; r < oldest; r++)
 	{
-		st->native_used -=
-			compspill_store_native_space(st->memtuples[r - st->mem_base]);
 		pfree(st->memtuples[r - st->mem_base]);
 		st->memtuples[r - st->mem_base] = NULL;
 	}

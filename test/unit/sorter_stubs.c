@@ -116,19 +116,6 @@ GenerationContextCreate(MemoryContext parent pg_attribute_unused(),
 	return fake_context();
 }
 
-#if PG_VERSION_NUM >= 170000
-/* The sort's tuple context, on 17 and later */
-MemoryContext
-BumpContextCreate(MemoryContext parent pg_attribute_unused(),
-				  const char *name pg_attribute_unused(),
-				  Size minContextSize pg_attribute_unused(),
-				  Size initBlockSize pg_attribute_unused(),
-				  Size maxBlockSize pg_attribute_unused())
-{
-	return fake_context();
-}
-#endif
-
 /* Reset a context: its chunks stay until pgstubs_free_all */
 void
 MemoryContextReset(MemoryContext context pg_attribute_unused())
