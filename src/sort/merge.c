@@ -78,7 +78,7 @@ typedef struct CompSpillMergeEntry
 
 struct CompSpillMerge
 {
-	CompSpill  *sp;
+	CompSpillSpiller *sp;
 	CompSpillStats *stats;
 	MemoryContext cxt;			/* the caller's; readers live below it */
 	TupleDesc	tupdesc;
@@ -345,7 +345,7 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 		if (m->rows)
 			CompSpillRunPutTuple(m->sp, m->cur_tuple[top]);
 		else
-			CompSpillRunPut(m->sp, m->cur_values[top], m->cur_isnull[top]);
+			CompSpillRunPutValues(m->sp, m->cur_values[top], m->cur_isnull[top]);
 		top = compspill_advance_top(m);
 
 		/* now and then, measure the inputs and the writer together */
@@ -454,7 +454,7 @@ compspill_count_passes(int nruns, int fanin, int final_fanin)
  * keeping the writer.  The runs array becomes the merge's.
  */
 static CompSpillMerge *
-compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
+compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 					   TupleDesc tupdesc, SortSupport ssup, int nkeys,
 					   CompSpillRun *runs, int nruns, int64 allowed_mem,
 					   bool last_writes, int64 (*used_mem) (void *), void *arg,
@@ -528,7 +528,7 @@ compspill_merge_create(CompSpill *sp, CompSpillStats *stats,
 	 * So is the zstd decompression context until it exists: with codec =
 	 * auto, the first zstd frame read makes it, after the fan-in is set.
 	 */
-	used = used_mem(arg) + map_reserve + CompSpillOutsideGrowth(sp, false);
+	used = used_mem(arg) + map_reserve + CompSpillMallocGrowth(sp, false);
 	*fanin = compspill_fanin(m, allowed_mem, used, held);
 	*last_fanin = *fanin;
 	if (m->nruns > *fanin && !last_writes)
@@ -566,7 +566,7 @@ compspill_merge_passes(CompSpillMerge *m, int fanin, int target, int *pass,
 		int			i = 0;
 		int			excess = m->nruns - target;
 
-		CompSpillSetPhase(m->sp, COMPSPILL_PHASE_MERGING, (*pass)++, npasses);
+		CompSpillSpillerSetPhase(m->sp, COMPSPILL_PHASE_MERGING, (*pass)++, npasses);
 
 		/*
 		 * Each merge of k runs removes k - 1 of them.  If one merge can bring
@@ -631,7 +631,8 @@ compspill_merge_free(CompSpillMerge *m)
  * what the caller's memory holds; it is called as readers come and go.
  */
 CompSpillMerge *
-CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
+CompSpillMergeBegin(CompSpillSpiller *sp, CompSpillStats *stats,
+					TupleDesc tupdesc,
 					SortSupport ssup, int nkeys, CompSpillRun *runs,
 					int nruns, int64 allowed_mem, bool last_writes,
 					int64 (*used_mem) (void *), void *arg)
@@ -655,12 +656,12 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 	 * merge can start again; a merge into a store consumes them.
 	 */
 	if (!last_writes)
-		CompSpillEndWrites(sp);
+		CompSpillSpillerEndWrites(sp);
 	stats->merge_passes++;
 	if (last_writes)
-		CompSpillSetPhase(sp, COMPSPILL_PHASE_MERGING, pass, npasses);
+		CompSpillSpillerSetPhase(sp, COMPSPILL_PHASE_MERGING, pass, npasses);
 	else
-		CompSpillSetPhase(sp, COMPSPILL_PHASE_RETURNING, 0, 0);
+		CompSpillSpillerSetPhase(sp, COMPSPILL_PHASE_RETURNING, 0, 0);
 	compspill_start_merge(m, m->runs, m->nruns, last_writes);
 	return m;
 }
@@ -673,7 +674,8 @@ CompSpillMergeBegin(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
  * runs[] stays the caller's.
  */
 int
-CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
+CompSpillMergeRuns(CompSpillSpiller *sp, CompSpillStats *stats,
+				   TupleDesc tupdesc,
 				   SortSupport ssup, int nkeys, CompSpillRun *runs,
 				   int nruns, int64 allowed_mem,
 				   int64 (*used_mem) (void *), void *arg, CompSpillRun *out)
@@ -702,7 +704,7 @@ CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats, TupleDesc tupdesc,
 void
 CompSpillMergeEnd(CompSpillMerge *m)
 {
-	CompSpill  *sp = m->sp;
+	CompSpillSpiller *sp = m->sp;
 	CompSpillRun *runs = m->runs;
 	int			nruns = m->nruns;
 

@@ -22,13 +22,13 @@
 /* merge.c */
 typedef struct CompSpillMerge CompSpillMerge;
 
-extern int	CompSpillMergeRuns(CompSpill *sp, CompSpillStats *stats,
+extern int	CompSpillMergeRuns(CompSpillSpiller *sp, CompSpillStats *stats,
 							   TupleDesc tupdesc, SortSupport ssup, int nkeys,
 							   CompSpillRun *runs, int nruns,
 							   int64 allowed_mem,
 							   int64 (*used_mem) (void *), void *arg,
 							   CompSpillRun *out);
-extern CompSpillMerge *CompSpillMergeBegin(CompSpill *sp,
+extern CompSpillMerge *CompSpillMergeBegin(CompSpillSpiller *sp,
 										   CompSpillStats *stats,
 										   TupleDesc tupdesc,
 										   SortSupport ssup, int nkeys,

@@ -180,7 +180,7 @@ struct CompSpillSorter
 	CompSpillStorePos markpos;	/* marked position in memory */
 
 	/* spilling */
-	CompSpill  *spill;
+	CompSpillSpiller *spill;
 	CompSpillRun *runs;
 	int			nruns;
 	int			runs_cap;
@@ -402,7 +402,7 @@ compspill_measure(CompSpillSorter *s)
 
 	/* and the codec's and cipher's contexts, which are malloc'd */
 	if (s->spill != NULL)
-		held += CompSpillOutsideMemory(s->spill);
+		held += CompSpillMallocHeld(s->spill);
 
 	if (held > s->stats.peak_mem)
 		s->stats.peak_mem = held;
@@ -595,7 +595,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	 * them on top.
 	 */
 	if (!s->small_writer)
-		s->writer_reserve += CompSpillOutsideMemoryEstimate(&s->settings);
+		s->writer_reserve += CompSpillMallocEstimate(&s->settings);
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -738,9 +738,9 @@ compspill_start_spill(CompSpillSorter *s)
 	else if (target > s->block_size)
 		s->later_block_size = target;
 
-	s->spill = CompSpillCreate(s->tupdesc, s->what, &s->settings, &s->stats,
+	s->spill = CompSpillSpillerCreate(s->tupdesc, s->what, &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
-	CompSpillSetExpectedRows(s->spill, s->est_rows, s->est_width);
+	CompSpillSpillerSetExpectedRows(s->spill, s->est_rows, s->est_width);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
 	s->max_runs = (int) Max(s->allowed_mem / 8 / COMPSPILL_RUN_ENTRY_MEM,
@@ -863,7 +863,7 @@ compspill_bound_runs(CompSpillSorter *s)
 		n -= merged;
 		s->runs[s->nruns++] = out;
 	}
-	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
+	CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 }
 
 /*
@@ -880,15 +880,15 @@ compspill_write_datums(CompSpillSorter *s)
 	int			i;
 
 	for (i = 0; nulls_first && i < s->nnulls; i++)
-		CompSpillRunPut(s->spill, &none, &null);
+		CompSpillRunPutValues(s->spill, &none, &null);
 	for (i = 0; i < s->ndatums; i++)
 	{
 		if ((i & 0x3FF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		CompSpillRunPut(s->spill, &s->datums[i], &notnull);
+		CompSpillRunPutValues(s->spill, &s->datums[i], &notnull);
 	}
 	for (i = 0; !nulls_first && i < s->nnulls; i++)
-		CompSpillRunPut(s->spill, &none, &null);
+		CompSpillRunPutValues(s->spill, &none, &null);
 
 	s->stats.bytes_in += (int64) s->ndatums * s->datum_row_len +
 		(int64) s->nnulls * COMPSPILL_DATUM_ROW_LEN(0);
@@ -911,7 +911,7 @@ compspill_dump_run(CompSpillSorter *s)
 	compspill_sort_memtuples(s);
 
 	s->stats.nruns++;
-	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
+	CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
 	if (s->datum_mode)
 	{
 		/* a datum sort: its values, for the block encoder */
@@ -947,18 +947,18 @@ compspill_dump_run(CompSpillSorter *s)
 	if (!s->datum_mode)
 		s->stats.rows_spilled += s->memtupcount;
 	CompSpillRunEnd(s->spill);
-	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
+	CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 
 	/* the writer is at its largest with the tuples still in memory */
 	s->memtupcount = 0;
 	compspill_measure(s);
-	s->writer_reserve = CompSpillOutsideGrowth(s->spill, true);
+	s->writer_reserve = CompSpillMallocGrowth(s->spill, true);
 	if (s->later_block_size > 0)
 	{
 		/* see compspill_start_spill: larger blocks from now on */
 		s->block_size = s->later_block_size;
 		s->later_block_size = 0;
-		CompSpillSetBlockSize(s->spill, s->block_size);
+		CompSpillSpillerSetBlockSize(s->spill, s->block_size);
 		s->stats.block_size = s->block_size;
 		s->writer_reserve += CompSpillWriterMemory(s->block_size,
 												   s->write_size);
@@ -1055,7 +1055,7 @@ compspill_merge_to_store(CompSpillSorter *s)
 	CompSpillMergeEnd(s->merge);
 	s->merge = NULL;
 	CompSpillStoreEndWrites(s->store);
-	CompSpillSetPhase(s->spill, COMPSPILL_PHASE_RETURNING, 0, 0);
+	CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_RETURNING, 0, 0);
 	compspill_measure(s);
 	s->status = COMPSPILL_SORTED_IN_STORE;
 }
@@ -1232,7 +1232,7 @@ CompSpillSorterEnd(CompSpillSorter *s)
 	if (s->spill)
 	{
 		CompSpillReportSpill(s->what, &s->stats);
-		CompSpillEnd(s->spill);
+		CompSpillSpillerEnd(s->spill);
 	}
 	MemoryContextDelete(s->maincxt);
 }
@@ -1331,7 +1331,7 @@ CompSpillSorterReset(CompSpillSorter *s)
 		/* the final merge freed the writer: reserve it again */
 		s->writer_reserve = CompSpillWriterHeld(s->spill) > 0 ? 0 :
 			CompSpillWriterMemory(s->block_size, s->write_size);
-		CompSpillSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
+		CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 	}
 
 	s->status = COMPSPILL_LOADING;

@@ -94,7 +94,7 @@ struct CompSpillStore
 	 * Spilled: rows [0, nframed) in frames of run, the rest in the tail;
 	 * the rows of the frame cut last, from prev_first on, kept as well.
 	 */
-	CompSpill  *sp;
+	CompSpillSpiller *sp;
 	bool		own_sp;			/* created here, ended here */
 	CompSpillRun run;
 	int64		nframed;
@@ -213,7 +213,7 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
  * when the sort must give random access.  The spill stays the caller's.
  */
 CompSpillStore *
-CompSpillStoreBeginOnSpill(CompSpill *sp, TupleDesc tupdesc,
+CompSpillStoreBeginOnSpill(CompSpillSpiller *sp, TupleDesc tupdesc,
 						   CompSpillStats *stats, int npos)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
@@ -238,7 +238,7 @@ compspill_store_measure(CompSpillStore *st)
 		return;
 	held = MemoryContextMemAllocated(st->cxt, true);
 	if (st->sp != NULL && st->own_sp)
-		held += CompSpillOutsideMemory(st->sp);
+		held += CompSpillMallocHeld(st->sp);
 	if (held > st->stats->peak_mem)
 		st->stats->peak_mem = held;
 }
@@ -308,7 +308,7 @@ compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
 	int64		frames = st->run.nframes;
 	CompSpillRowList swap;
 
-	CompSpillRunPut(st->sp, values, isnull);
+	CompSpillRunPutValues(st->sp, values, isnull);
 	st->stats->rows_spilled++;
 	st->frame_bytes += rowsize;
 	if (st->run.nframes == frames && st->frame_bytes >= st->block_size)
@@ -369,14 +369,14 @@ compspill_store_spill(CompSpillStore *st)
 
 	(void) compspill_store_spill_sizes(st, &block_size, &write_size,
 									   &extent_size);
-	st->sp = CompSpillCreate(st->tupdesc, st->what, &st->set, st->stats,
+	st->sp = CompSpillSpillerCreate(st->tupdesc, st->what, &st->set, st->stats,
 							 block_size, write_size, extent_size);
 	st->own_sp = true;
 	st->block_size = block_size;
 	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
 	CompSpillRunBeginIndexed(st->sp, &st->run);
 	st->stats->nruns = 1;
-	CompSpillSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
+	CompSpillSpillerSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
 	MemoryContextSwitchTo(oldcxt);
 
 	/* rows trimmed away are not in the run; its row 0 is the store's run_base */
@@ -481,7 +481,7 @@ CompSpillStorePutValues(CompSpillStore *st, Datum *values, bool *isnull)
 {
 	Assert(st->writing && !st->own_sp && st->memtuples == NULL);
 	st->nrows++;
-	CompSpillRunPut(st->sp, values, isnull);
+	CompSpillRunPutValues(st->sp, values, isnull);
 }
 
 /*
@@ -496,7 +496,7 @@ CompSpillStoreEndWrites(CompSpillStore *st)
 	CompSpillRunEnd(st->sp);
 	st->nframed = st->run.nrows;
 	st->writing = false;
-	CompSpillEndWrites(st->sp);
+	CompSpillSpillerEndWrites(st->sp);
 }
 
 /*
@@ -806,7 +806,7 @@ CompSpillStoreEnd(CompSpillStore *st)
 	{
 		compspill_store_measure(st);
 		CompSpillReportSpill(st->what, st->stats);
-		CompSpillEnd(st->sp);
+		CompSpillSpillerEnd(st->sp);
 	}
 	MemoryContextDelete(st->cxt);
 }

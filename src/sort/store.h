@@ -20,7 +20,7 @@
 #include "base/spillstats.h"
 
 /* store.c */
-struct CompSpill;
+struct CompSpillSpiller;
 
 typedef struct CompSpillStore CompSpillStore;
 
@@ -36,7 +36,7 @@ extern int64 CompSpillPosStep(CompSpillStorePos *pos, int64 nrows,
 extern CompSpillStore *CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 										   const CompSpillSettings *set,
 										   int npos, const char *what);
-extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpill *sp,
+extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp,
 												  TupleDesc tupdesc,
 												  CompSpillStats *stats,
 												  int npos);

@@ -97,7 +97,7 @@
 /* The read buffer is never smaller than this */
 #define COMPSPILL_MIN_READ_BUFFER	((Size) 4 * 1024)
 
-struct CompSpill
+struct CompSpillSpiller
 {
 	MemoryContext cxt;			/* owns everything of the spill */
 	TupleDesc	tupdesc;
@@ -160,7 +160,7 @@ struct CompSpill
 
 struct CompSpillRunReader
 {
-	CompSpill  *sp;
+	CompSpillSpiller *sp;
 	MemoryContext cxt;			/* owns the reader and all its buffers */
 
 	/* window of the run: rbuf[0 .. rbuf_len) holds bytes at rbuf_off */
@@ -190,8 +190,8 @@ struct CompSpillRunReader
 	bool	   *isnull;
 };
 
-static void compspill_emit_frame(CompSpill *sp);
-static void compspill_room_check(CompSpill *sp);
+static void compspill_emit_frame(CompSpillSpiller *sp);
+static void compspill_room_check(CompSpillSpiller *sp);
 static pg_crc32c compspill_frame_crc(const CompSpillFrameHeader *hdr,
 									 const char *payload);
 static void compspill_grow_window(CompSpillRunReader *r, Size need,
@@ -240,20 +240,20 @@ compspill_largest_block(const CompSpillSettings *set)
  * write blocks of about block_size bytes.  Everything lives in a new memory
  * context under CurrentMemoryContext.
  */
-CompSpill *
-CompSpillCreate(TupleDesc tupdesc, const char *what,
+CompSpillSpiller *
+CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 				const CompSpillSettings *set, CompSpillStats *stats,
 				Size block_size, Size write_size, Size extent_size)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
-	CompSpill  *sp;
+	CompSpillSpiller *sp;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill spill",
 								ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
-	sp = palloc0(sizeof(CompSpill));
+	sp = palloc0(sizeof(CompSpillSpiller));
 	sp->cxt = cxt;
 	sp->tupdesc = tupdesc;
 	sp->set = *set;
@@ -287,7 +287,8 @@ CompSpillCreate(TupleDesc tupdesc, const char *what,
  * COMPSPILL_PHASE_MERGING the pass and the passes planned.
  */
 void
-CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass, int npasses)
+CompSpillSpillerSetPhase(CompSpillSpiller *sp, CompSpillPhase phase, int pass,
+						 int npasses)
 {
 	sp->phase = phase;
 	sp->pass = pass;
@@ -297,7 +298,7 @@ CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass, int npasses)
 
 /* Free the writer's encoder and scratch buffer; the next run makes them */
 static void
-compspill_free_writer(CompSpill *sp)
+compspill_free_writer(CompSpillSpiller *sp)
 {
 	if (sp->writecxt == NULL)
 		return;
@@ -311,7 +312,7 @@ compspill_free_writer(CompSpill *sp)
 
 /* Use blocks of about block_size bytes from the next run on */
 void
-CompSpillSetBlockSize(CompSpill *sp, Size block_size)
+CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size)
 {
 	Assert(sp->run == NULL);
 	if (block_size == sp->block_size)
@@ -325,7 +326,7 @@ CompSpillSetBlockSize(CompSpill *sp, Size block_size)
  * into *run as it is written.
  */
 static void
-compspill_run_begin(CompSpill *sp, CompSpillRun *run, bool rows)
+compspill_run_begin(CompSpillSpiller *sp, CompSpillRun *run, bool rows)
 {
 	Assert(sp->run == NULL);
 
@@ -365,7 +366,7 @@ compspill_run_begin(CompSpill *sp, CompSpillRun *run, bool rows)
 
 /* Start writing a new run of column frames, described into *run */
 void
-CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
+CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	compspill_run_begin(sp, run, false);
 }
@@ -375,7 +376,7 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
  * put as minimal tuples (CompSpillRunPutTuple) and read back as such.
  */
 void
-CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run)
+CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	compspill_run_begin(sp, run, true);
 }
@@ -387,7 +388,7 @@ CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run)
  * explicit codecs were asked for to save bytes, which column frames do.
  */
 bool
-CompSpillWantRowFrames(CompSpill *sp)
+CompSpillWantRowFrames(CompSpillSpiller *sp)
 {
 	switch (sp->set.frame_kind)
 	{
@@ -407,7 +408,7 @@ CompSpillWantRowFrames(CompSpill *sp)
 
 /* Append one row, a minimal tuple, to the run of row frames being written */
 void
-CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup)
+CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup)
 {
 	Assert(sp->run != NULL && sp->run->rows);
 
@@ -426,7 +427,7 @@ CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup)
  * of a block is timed (Spill CPU) from its first row on.
  */
 void
-CompSpillRunPutMinimal(CompSpill *sp, MinimalTuple tup)
+CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup)
 {
 	Assert(sp->run != NULL);
 
@@ -456,7 +457,7 @@ CompSpillRunPutMinimal(CompSpill *sp, MinimalTuple tup)
  * reader can go straight to the frame holding a given row.
  */
 void
-CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run)
+CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	CompSpillRunBegin(sp, run);
 	run->index_cap = 64;
@@ -470,7 +471,7 @@ CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run)
  * encoder are not in a frame yet.
  */
 void
-CompSpillRunSync(CompSpill *sp)
+CompSpillRunSync(CompSpillSpiller *sp)
 {
 	Assert(sp->run != NULL);
 	sp->run->len = CompSpillFileFlush(sp->file);
@@ -480,7 +481,7 @@ CompSpillRunSync(CompSpill *sp)
  * Return the bytes of frames the run being written holds so far.
  */
 int64
-CompSpillRunWritten(CompSpill *sp)
+CompSpillRunWritten(CompSpillSpiller *sp)
 {
 	Assert(sp->run != NULL);
 	return (int64) CompSpillFileStreamLength(sp->file);
@@ -488,7 +489,7 @@ CompSpillRunWritten(CompSpill *sp)
 
 /* Append one row to the run being written */
 void
-CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
+CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values, bool *isnull)
 {
 	Assert(sp->run != NULL && !sp->run->rows);
 
@@ -505,7 +506,7 @@ CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
  * them by their size in memory rather than by their encoded size.
  */
 void
-CompSpillRunCutFrame(CompSpill *sp)
+CompSpillRunCutFrame(CompSpillSpiller *sp)
 {
 	Assert(sp->run != NULL);
 	compspill_emit_frame(sp);
@@ -513,7 +514,7 @@ CompSpillRunCutFrame(CompSpill *sp)
 
 /* Finish the run being written */
 void
-CompSpillRunEnd(CompSpill *sp)
+CompSpillRunEnd(CompSpillSpiller *sp)
 {
 	Assert(sp->run != NULL);
 
@@ -532,7 +533,7 @@ CompSpillRunEnd(CompSpill *sp)
 #define COMPSPILL_ROOM_CHECK_FRAMES	16
 
 static inline CompSpillCodec
-compspill_frame_codec(CompSpill *sp)
+compspill_frame_codec(CompSpillSpiller *sp)
 {
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 	{
@@ -549,7 +550,7 @@ compspill_frame_codec(CompSpill *sp)
  * would not fit in the room left (compspill_room_check).
  */
 void
-CompSpillSetExpectedRows(CompSpill *sp, double rows, int width)
+CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows, int width)
 {
 	sp->expected_rows = rows > 0 ? rows : 0;
 	sp->expected_width = Max(width, 0);
@@ -574,7 +575,7 @@ CompSpillSetExpectedRows(CompSpill *sp, double rows, int width)
 #define COMPSPILL_ROW_HEADER	8
 
 static void
-compspill_room_check(CompSpill *sp)
+compspill_room_check(CompSpillSpiller *sp)
 {
 	CompSpillRoomLimit limit;
 	double		done;
@@ -624,7 +625,7 @@ compspill_room_check(CompSpill *sp)
 #define COMPSPILL_CHEAP_IO_NS	2.0
 
 static bool
-compspill_io_is_cheap(CompSpill *sp, CompSpillCodec codec)
+compspill_io_is_cheap(CompSpillSpiller *sp, CompSpillCodec codec)
 {
 	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
 	double		write_ns;
@@ -659,7 +660,7 @@ compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
  * the frames written after them.
  */
 static void
-compspill_feed_io(CompSpill *sp)
+compspill_feed_io(CompSpillSpiller *sp)
 {
 	CompSpillStats *st = sp->stats;
 	double		secs;
@@ -687,7 +688,7 @@ compspill_feed_io(CompSpill *sp)
  * compressed if that pays.
  */
 static void
-compspill_emit_frame(CompSpill *sp)
+compspill_emit_frame(CompSpillSpiller *sp)
 {
 	bool		rows = sp->run->rows;
 	int			nrows = rows ? sp->rows.nrows : CompSpillEncoderRows(sp->enc);
@@ -859,7 +860,7 @@ compspill_emit_frame(CompSpill *sp)
 
 /* Give back the space of a run that will not be read again */
 void
-CompSpillRunRelease(CompSpill *sp, CompSpillRun *run)
+CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	CompSpillFileRelease(sp->file, &run->extents, PG_INT64_MAX);
 }
@@ -870,7 +871,7 @@ CompSpillRunRelease(CompSpill *sp, CompSpillRun *run)
  * the one being written, synced (CompSpillRunSync) past that offset.
  */
 void
-CompSpillRunReleaseBefore(CompSpill *sp, CompSpillRun *run, int64 offset)
+CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run, int64 offset)
 {
 	CompSpillFileRelease(sp->file, &run->extents, (off_t) offset);
 }
@@ -880,7 +881,7 @@ CompSpillRunReleaseBefore(CompSpill *sp, CompSpillRun *run, int64 offset)
  * phase that only reads; a later run creates them again.
  */
 void
-CompSpillEndWrites(CompSpill *sp)
+CompSpillSpillerEndWrites(CompSpillSpiller *sp)
 {
 	Assert(sp->run == NULL);
 	compspill_free_writer(sp);
@@ -889,7 +890,7 @@ CompSpillEndWrites(CompSpill *sp)
 
 /* Close and delete the temp file and free everything the spill holds */
 void
-CompSpillEnd(CompSpill *sp)
+CompSpillSpillerEnd(CompSpillSpiller *sp)
 {
 	CompSpillFileClose(sp->file);
 	MemoryContextDelete(sp->cxt);
@@ -901,7 +902,7 @@ CompSpillEnd(CompSpill *sp)
  * measures.
  */
 int64
-CompSpillOutsideMemory(CompSpill *sp)
+CompSpillMallocHeld(CompSpillSpiller *sp)
 {
 	int64		held = (int64) CompSpillCompressorMemory(sp->comp);
 
@@ -918,7 +919,7 @@ CompSpillOutsideMemory(CompSpill *sp)
  * that needs it.
  */
 int64
-CompSpillOutsideGrowth(CompSpill *sp, bool compressing)
+CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing)
 {
 	return (int64) CompSpillCompressorGrowth(sp->comp, sp->set.codec,
 											 compressing);
@@ -930,7 +931,7 @@ CompSpillOutsideGrowth(CompSpill *sp, bool compressing)
  * spill exists.
  */
 int64
-CompSpillOutsideMemoryEstimate(const CompSpillSettings *set)
+CompSpillMallocEstimate(const CompSpillSettings *set)
 {
 	int64		held;
 
@@ -948,7 +949,7 @@ CompSpillOutsideMemoryEstimate(const CompSpillSettings *set)
  * and the file's write buffer.
  */
 int64
-CompSpillWriterHeld(CompSpill *sp)
+CompSpillWriterHeld(CompSpillSpiller *sp)
 {
 	int64		held = CompSpillFileBufferSize(sp->file);
 
@@ -1007,7 +1008,7 @@ CompSpillWriterMemory(Size block_size, Size write_size)
  * all passes.
  */
 static void
-compspill_average_frame(CompSpill *sp, Size *raw, Size *stored)
+compspill_average_frame(CompSpillSpiller *sp, Size *raw, Size *stored)
 {
 	int64		nframes = Max(sp->frames_written, 1);
 
@@ -1024,7 +1025,7 @@ compspill_average_frame(CompSpill *sp, Size *raw, Size *stored)
  * the merge measures to size its fan-in.  Larger frames grow the buffers.
  */
 CompSpillRunReader *
-CompSpillReaderCreate(CompSpill *sp)
+CompSpillReaderCreate(CompSpillSpiller *sp)
 {
 	MemoryContext cxt;
 	MemoryContext oldcxt;
@@ -1206,7 +1207,7 @@ compspill_reader_memory(Size raw_size, Size stored_size, Size fixed_size)
  * largest row.
  */
 Size
-CompSpillReaderEstimate(CompSpill *sp, bool rows)
+CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 {
 	int64		nframes = Max(sp->frames_written, 1);
 	Size		raw_size;
@@ -1240,7 +1241,7 @@ CompSpillReaderEstimate(CompSpill *sp, bool rows)
 
 /* Return the size of the largest row put in a row frame so far */
 Size
-CompSpillMaxRow(CompSpill *sp)
+CompSpillMaxRow(CompSpillSpiller *sp)
 {
 	return MAXALIGN(sp->max_row);
 }
@@ -1250,7 +1251,7 @@ CompSpillMaxRow(CompSpill *sp)
  * can take (see CompSpillFileMapReserve).
  */
 int64
-CompSpillRunMapReserve(CompSpill *sp, int64 bytes)
+CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes)
 {
 	return CompSpillFileMapReserve(sp->file, bytes);
 }

@@ -24,7 +24,7 @@
 #include "spill/spillfile.h"
 
 /* run.c */
-typedef struct CompSpill CompSpill;
+typedef struct CompSpillSpiller CompSpillSpiller;
 typedef struct CompSpillRunReader CompSpillRunReader;
 
 /* Where a frame of an indexed run starts, and its first row */
@@ -53,41 +53,45 @@ typedef struct CompSpillRun
 #define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
 #define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
 
-extern CompSpill *CompSpillCreate(TupleDesc tupdesc, const char *what,
-								  const CompSpillSettings *set,
-								  CompSpillStats *stats,
-								  Size block_size, Size write_size,
-								  Size extent_size);
-extern void CompSpillSetPhase(CompSpill *sp, CompSpillPhase phase, int pass,
-							  int npasses);
-extern void CompSpillSetBlockSize(CompSpill *sp, Size block_size);
-extern void CompSpillSetExpectedRows(CompSpill *sp, double rows, int width);
-extern void CompSpillRunBegin(CompSpill *sp, CompSpillRun *run);
-extern void CompSpillRunBeginIndexed(CompSpill *sp, CompSpillRun *run);
-extern void CompSpillRunSync(CompSpill *sp);
-extern int64 CompSpillRunWritten(CompSpill *sp);
-extern void CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull);
-extern bool CompSpillWantRowFrames(CompSpill *sp);
-extern void CompSpillRunBeginRows(CompSpill *sp, CompSpillRun *run);
-extern void CompSpillRunPutTuple(CompSpill *sp, MinimalTuple tup);
-extern void CompSpillRunPutMinimal(CompSpill *sp, MinimalTuple tup);
-extern void CompSpillRunCutFrame(CompSpill *sp);
-extern void CompSpillRunEnd(CompSpill *sp);
-extern void CompSpillRunRelease(CompSpill *sp, CompSpillRun *run);
-extern void CompSpillRunReleaseBefore(CompSpill *sp, CompSpillRun *run,
+extern CompSpillSpiller *CompSpillSpillerCreate(TupleDesc tupdesc,
+												 const char *what,
+												 const CompSpillSettings *set,
+												 CompSpillStats *stats,
+												 Size block_size, Size write_size,
+												 Size extent_size);
+extern void CompSpillSpillerSetPhase(CompSpillSpiller *sp,
+									 CompSpillPhase phase, int pass,
+									 int npasses);
+extern void CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size);
+extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
+											int width);
+extern void CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunSync(CompSpillSpiller *sp);
+extern int64 CompSpillRunWritten(CompSpillSpiller *sp);
+extern void CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values,
+								  bool *isnull);
+extern bool CompSpillWantRowFrames(CompSpillSpiller *sp);
+extern void CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup);
+extern void CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup);
+extern void CompSpillRunCutFrame(CompSpillSpiller *sp);
+extern void CompSpillRunEnd(CompSpillSpiller *sp);
+extern void CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run,
 									  int64 offset);
-extern void CompSpillEndWrites(CompSpill *sp);
-extern void CompSpillEnd(CompSpill *sp);
+extern void CompSpillSpillerEndWrites(CompSpillSpiller *sp);
+extern void CompSpillSpillerEnd(CompSpillSpiller *sp);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
 extern void CompSpillChooseSizes(const CompSpillSettings *set,
 								 int64 allowed_mem, Size *block_size,
 								 Size *write_size, Size *extent_size);
-extern int64 CompSpillWriterHeld(CompSpill *sp);
-extern int64 CompSpillOutsideMemory(CompSpill *sp);
-extern int64 CompSpillOutsideMemoryEstimate(const CompSpillSettings *set);
-extern int64 CompSpillOutsideGrowth(CompSpill *sp, bool compressing);
+extern int64 CompSpillWriterHeld(CompSpillSpiller *sp);
+extern int64 CompSpillMallocHeld(CompSpillSpiller *sp);
+extern int64 CompSpillMallocEstimate(const CompSpillSettings *set);
+extern int64 CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing);
 
-extern CompSpillRunReader *CompSpillReaderCreate(CompSpill *sp);
+extern CompSpillRunReader *CompSpillReaderCreate(CompSpillSpiller *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
 extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
@@ -97,8 +101,8 @@ extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
-extern Size CompSpillReaderEstimate(CompSpill *sp, bool rows);
-extern Size CompSpillMaxRow(CompSpill *sp);
-extern int64 CompSpillRunMapReserve(CompSpill *sp, int64 bytes);
+extern Size CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows);
+extern Size CompSpillMaxRow(CompSpillSpiller *sp);
+extern int64 CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes);
 
 #endif							/* COMPSPILL_RUN_H */

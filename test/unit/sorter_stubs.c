@@ -56,7 +56,7 @@ typedef struct FakeRun
 
 #define FAKE_MAX_RUNS	1024
 
-struct CompSpill
+struct CompSpillSpiller
 {
 	FakeRun		runs[FAKE_MAX_RUNS];
 	int			nruns;
@@ -351,36 +351,36 @@ CompSpillWriterMemory(Size block_size, Size write_size)
 
 /* What the writer holds once made: nothing, as after the final merge */
 int64
-CompSpillWriterHeld(CompSpill *sp pg_attribute_unused())
+CompSpillWriterHeld(CompSpillSpiller *sp pg_attribute_unused())
 {
 	return 0;
 }
 
 /* Memory outside the contexts: none */
 int64
-CompSpillOutsideMemory(CompSpill *sp pg_attribute_unused())
+CompSpillMallocHeld(CompSpillSpiller *sp pg_attribute_unused())
 {
 	return 0;
 }
 
 /* Memory outside the contexts a spill would take: none */
 int64
-CompSpillOutsideMemoryEstimate(const CompSpillSettings *set pg_attribute_unused())
+CompSpillMallocEstimate(const CompSpillSettings *set pg_attribute_unused())
 {
 	return 0;
 }
 
 /* Growth of memory outside the contexts: none */
 int64
-CompSpillOutsideGrowth(CompSpill *sp pg_attribute_unused(),
+CompSpillMallocGrowth(CompSpillSpiller *sp pg_attribute_unused(),
 					   bool compressing pg_attribute_unused())
 {
 	return 0;
 }
 
 /* Make the in-memory spill */
-CompSpill *
-CompSpillCreate(TupleDesc tupdesc pg_attribute_unused(),
+CompSpillSpiller *
+CompSpillSpillerCreate(TupleDesc tupdesc pg_attribute_unused(),
 				const char *what pg_attribute_unused(),
 				const CompSpillSettings *set pg_attribute_unused(),
 				CompSpillStats *stats pg_attribute_unused(),
@@ -388,12 +388,12 @@ CompSpillCreate(TupleDesc tupdesc pg_attribute_unused(),
 				Size write_size pg_attribute_unused(),
 				Size extent_size pg_attribute_unused())
 {
-	return calloc(1, sizeof(CompSpill));
+	return calloc(1, sizeof(CompSpillSpiller));
 }
 
 /* Free the in-memory spill and its runs */
 void
-CompSpillEnd(CompSpill *sp)
+CompSpillSpillerEnd(CompSpillSpiller *sp)
 {
 	for (int i = 0; i < sp->nruns; i++)
 	{
@@ -405,7 +405,7 @@ CompSpillEnd(CompSpill *sp)
 
 /* Say what a spill does: nothing to say */
 void
-CompSpillSetPhase(CompSpill *sp pg_attribute_unused(),
+CompSpillSpillerSetPhase(CompSpillSpiller *sp pg_attribute_unused(),
 				  CompSpillPhase phase pg_attribute_unused(),
 				  int pass pg_attribute_unused(),
 				  int npasses pg_attribute_unused())
@@ -414,13 +414,13 @@ CompSpillSetPhase(CompSpill *sp pg_attribute_unused(),
 
 /* Change the block size: the in-memory runs have none */
 void
-CompSpillSetBlockSize(CompSpill *sp pg_attribute_unused(),
+CompSpillSpillerSetBlockSize(CompSpillSpiller *sp pg_attribute_unused(),
 					  Size block_size pg_attribute_unused())
 {
 }
 
 void
-CompSpillSetExpectedRows(CompSpill *sp pg_attribute_unused(),
+CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp pg_attribute_unused(),
 						 double rows pg_attribute_unused(),
 						 int width pg_attribute_unused())
 {
@@ -428,7 +428,7 @@ CompSpillSetExpectedRows(CompSpill *sp pg_attribute_unused(),
 
 /* Start a run of column frames: a new array of values */
 void
-CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
+CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	if (sp->nruns >= FAKE_MAX_RUNS)
 		fake_unsupported("more runs");
@@ -440,7 +440,7 @@ CompSpillRunBegin(CompSpill *sp, CompSpillRun *run)
 
 /* Start a run of row frames: only the row path does */
 void
-CompSpillRunBeginRows(CompSpill *sp pg_attribute_unused(),
+CompSpillRunBeginRows(CompSpillSpiller *sp pg_attribute_unused(),
 					  CompSpillRun *run pg_attribute_unused())
 {
 	fake_unsupported("row frames");
@@ -448,14 +448,14 @@ CompSpillRunBeginRows(CompSpill *sp pg_attribute_unused(),
 
 /* Are row frames wanted: never, the datum path writes column frames */
 bool
-CompSpillWantRowFrames(CompSpill *sp pg_attribute_unused())
+CompSpillWantRowFrames(CompSpillSpiller *sp pg_attribute_unused())
 {
 	return false;
 }
 
 /* Add the first column of a row to the run being written */
 void
-CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
+CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values, bool *isnull)
 {
 	FakeRun    *r = sp->current;
 
@@ -472,7 +472,7 @@ CompSpillRunPut(CompSpill *sp, Datum *values, bool *isnull)
 
 /* Add a tuple to a run of row frames: only the row path does */
 void
-CompSpillRunPutTuple(CompSpill *sp pg_attribute_unused(),
+CompSpillRunPutTuple(CompSpillSpiller *sp pg_attribute_unused(),
 					 MinimalTuple tup pg_attribute_unused())
 {
 	fake_unsupported("row frames");
@@ -480,7 +480,7 @@ CompSpillRunPutTuple(CompSpill *sp pg_attribute_unused(),
 
 /* Add a tuple to a run of either kind: only the tuple path does */
 void
-CompSpillRunPutMinimal(CompSpill *sp pg_attribute_unused(),
+CompSpillRunPutMinimal(CompSpillSpiller *sp pg_attribute_unused(),
 					   MinimalTuple tup pg_attribute_unused())
 {
 	fake_unsupported("tuple runs");
@@ -488,21 +488,21 @@ CompSpillRunPutMinimal(CompSpill *sp pg_attribute_unused(),
 
 /* End the run being written */
 void
-CompSpillRunEnd(CompSpill *sp)
+CompSpillRunEnd(CompSpillSpiller *sp)
 {
 	sp->current = NULL;
 }
 
 /* Give back a run that will not be read again */
 void
-CompSpillRunRelease(CompSpill *sp, CompSpillRun *run)
+CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run)
 {
 	sp->runs[run->serial].released = true;
 }
 
 /* Merge runs while the input is read: not faked */
 int
-CompSpillMergeRuns(CompSpill *sp pg_attribute_unused(),
+CompSpillMergeRuns(CompSpillSpiller *sp pg_attribute_unused(),
 				   CompSpillStats *stats pg_attribute_unused(),
 				   TupleDesc tupdesc pg_attribute_unused(),
 				   SortSupport ssup pg_attribute_unused(),
@@ -541,7 +541,7 @@ fake_row_cmp(const void *a, const void *b)
 
 /* Begin the final merge: all the runs' values, sorted */
 CompSpillMerge *
-CompSpillMergeBegin(CompSpill *sp,
+CompSpillMergeBegin(CompSpillSpiller *sp,
 					CompSpillStats *stats,
 					TupleDesc tupdesc pg_attribute_unused(),
 					SortSupport ssup, int nkeys pg_attribute_unused(),
@@ -625,7 +625,7 @@ CompSpillReportSpill(const char *what pg_attribute_unused(),
 
 /* The store of a random-access sort: not faked */
 CompSpillStore *
-CompSpillStoreBeginOnSpill(struct CompSpill *sp pg_attribute_unused(),
+CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp pg_attribute_unused(),
 						   TupleDesc tupdesc pg_attribute_unused(),
 						   CompSpillStats *stats pg_attribute_unused(),
 						   int npos pg_attribute_unused())
