@@ -354,6 +354,28 @@ compspill_encode_cstring(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 }
 
 /*
+ * Mark row row of a column null.
+ */
+static inline void
+compspill_encode_null(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
+					  uint32 row)
+{
+	Size		byte = row >> 3;
+
+	/* zero the bitmap up to this row's byte; Finish zeroes the rest */
+	if (byte >= col->bitmap.len)
+	{
+		Size		n = byte + 1 - col->bitmap.len;
+
+		memset(compspill_stream_append(enc->cxt, &col->bitmap, n), 0, n);
+	}
+	((unsigned char *) col->bitmap.data)[byte] |=
+		(unsigned char) (1 << (row & 7));
+	if (col->nnulls++ == 0)
+		enc->nnullcols++;
+}
+
+/*
  * Append one row to the encoder's block.
  */
 void
@@ -371,19 +393,7 @@ CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values, bool *isnull)
 
 		if (isnull[a])
 		{
-			Size		byte = row >> 3;
-
-			/* zero the bitmap up to this row's byte; Finish zeroes the rest */
-			if (byte >= col->bitmap.len)
-			{
-				Size		n = byte + 1 - col->bitmap.len;
-
-				memset(compspill_stream_append(enc->cxt, &col->bitmap, n), 0, n);
-			}
-			((unsigned char *) col->bitmap.data)[byte] |=
-				(unsigned char) (1 << (row & 7));
-			if (col->nnulls++ == 0)
-				enc->nnullcols++;
+			compspill_encode_null(enc, col, row);
 			continue;
 		}
 
@@ -440,28 +450,6 @@ CompSpillEncoderAdd(CompSpillEncoder *enc, Datum *values, bool *isnull)
 	}
 
 	enc->nrows++;
-}
-
-/*
- * Mark row row of a column null.
- */
-static inline void
-compspill_encode_null(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
-					  uint32 row)
-{
-	Size		byte = row >> 3;
-
-	/* zero the bitmap up to this row's byte; Finish zeroes the rest */
-	if (byte >= col->bitmap.len)
-	{
-		Size		n = byte + 1 - col->bitmap.len;
-
-		memset(compspill_stream_append(enc->cxt, &col->bitmap, n), 0, n);
-	}
-	((unsigned char *) col->bitmap.data)[byte] |=
-		(unsigned char) (1 << (row & 7));
-	if (col->nnulls++ == 0)
-		enc->nnullcols++;
 }
 
 /*
