@@ -15,6 +15,8 @@ SELECT i AS id, (i * 7919) % 100003 AS k,
 FROM generate_series(1, 200000) i;
 ANALYZE rm;
 SET work_mem = '1MB';
+-- one process: temp_file_limit is per process, and the room policy too
+SET max_parallel_workers_per_gather = 0;
 
 -- native sort's temp file, in kB (EXPLAIN ANALYZE's "Disk:")
 CREATE FUNCTION rm_native_kb(q text) RETURNS int
