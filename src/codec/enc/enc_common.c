@@ -202,21 +202,26 @@ compspill_check_packed_header(const CompSpillColumnView *view, int attnum,
 
 /* Any varlena column */
 bool
-compspill_fits_varlena(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+compspill_fits_varlena(uint8 kind, int16 attlen pg_attribute_unused(),
+					   bool may_pack pg_attribute_unused(),
+					   Oid typid pg_attribute_unused())
 {
 	return kind == COMPSPILL_KIND_VARLENA;
 }
 
 /* A varlena column whose values may have 1-byte headers */
 bool
-compspill_fits_packable(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+compspill_fits_packable(uint8 kind, int16 attlen pg_attribute_unused(),
+						bool may_pack, Oid typid pg_attribute_unused())
 {
 	return kind == COMPSPILL_KIND_VARLENA && may_pack;
 }
 
 /* A by-value integer column of 2, 4 or 8 bytes */
 bool
-compspill_fits_int(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+compspill_fits_int(uint8 kind, int16 attlen,
+				   bool may_pack pg_attribute_unused(),
+				   Oid typid pg_attribute_unused())
 {
 	return kind == COMPSPILL_KIND_BYVAL && attlen > 1;
 }

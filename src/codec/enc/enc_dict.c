@@ -184,8 +184,9 @@ dict_check_header(const CompSpillColumnView *view, int attnum,
 
 /* Check the entries; the codes are checked while they are set up */
 static bool
-dict_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
-		   Size *max_size, const char **errdetail)
+dict_check(CompSpillColumnCursor *cur,
+		   Form_pg_attribute attr pg_attribute_unused(), int attnum,
+		   Size *max_size pg_attribute_unused(), const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	int64		used;
@@ -214,8 +215,8 @@ dict_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
  * checking each against the dictionary in the same pass.
  */
 static bool
-dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-		   char **dicts, char **buf, const char **errdetail)
+dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed, char **dicts,
+		   char **buf pg_attribute_unused(), const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	const char *p = view->values;
@@ -256,7 +257,8 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 
 /* The entry of the next code */
 static Datum
-dict_next(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur, Size *off)
+dict_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
+		  CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
 {
 	return cur->dict[(uint8) *cur->values++];
 }

@@ -97,7 +97,8 @@ front_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 /* Write the shared lengths, the rest lengths and the rests */
 static void
-front_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+front_write(CompSpillEncoder *enc pg_attribute_unused(),
+			CompSpillEncoderColumn *col, char *p)
 {
 	const char *lp = col->lengths.data;
 	const char *lend = col->lengths.data + col->lengths.len;
@@ -144,8 +145,9 @@ front_check_header(const CompSpillColumnView *view, int attnum,
  * length stream.
  */
 static bool
-front_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
-			Size *max_size, const char **errdetail)
+front_check(CompSpillColumnCursor *cur,
+			Form_pg_attribute attr pg_attribute_unused(), int attnum,
+			Size *max_size pg_attribute_unused(), const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	const char *lend = view->lengths + view->lengths_len;
@@ -213,8 +215,10 @@ front_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
 
 /* Take the column's rebuild buffer */
 static bool
-front_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-			char **dicts, char **buf, const char **errdetail)
+front_setup(CompSpillColumnCursor *cur, int attnum pg_attribute_unused(),
+			char **fixed pg_attribute_unused(),
+			char **dicts pg_attribute_unused(), char **buf,
+			const char **errdetail pg_attribute_unused())
 {
 	cur->buf = *buf;
 	*buf += cur->buf_len;
@@ -223,7 +227,8 @@ front_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 
 /* Rebuild the next value over the previous one */
 static Datum
-front_next(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur, Size *off)
+front_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
+		   CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
 {
 	/* the shared prefix is still in place from the last row */
 	uint32		shared = compspill_next_varint(&cur->lengths);

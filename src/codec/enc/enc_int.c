@@ -72,8 +72,8 @@ int_delta_range(const char *p, Size n, int width, int64 *dmin, int64 *dmax)
 
 /* Measure the block in FOR, keeping its base for for_write */
 static bool
-for_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
-		   CompSpillChoice *ch)
+for_choose(CompSpillEncoder *enc pg_attribute_unused(),
+		   CompSpillEncoderColumn *col, CompSpillChoice *ch)
 {
 	Size		n = col->values.len / col->attlen;
 	int64		min,
@@ -104,8 +104,8 @@ for_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 /* Measure the block in DELTA, keeping its step for delta_write */
 static bool
-delta_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
-			 CompSpillChoice *ch)
+delta_choose(CompSpillEncoder *enc pg_attribute_unused(),
+			 CompSpillEncoderColumn *col, CompSpillChoice *ch)
 {
 	Size		n = col->values.len / col->attlen;
 	int64		dmin = 0,
@@ -149,7 +149,8 @@ for_pack(CompSpillBits *b, const char *p, Size n, int width, int64 base,
 
 /* Write a FOR column's value stream */
 static void
-for_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+for_write(CompSpillEncoder *enc pg_attribute_unused(),
+		  CompSpillEncoderColumn *col, char *p)
 {
 	Size		n = col->values.len / col->attlen;
 	CompSpillBits b = {0};
@@ -191,7 +192,8 @@ delta_pack(CompSpillBits *b, const char *p, Size n, int width, int64 dmin,
 
 /* Write a DELTA column's value stream */
 static void
-delta_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+delta_write(CompSpillEncoder *enc pg_attribute_unused(),
+			CompSpillEncoderColumn *col, char *p)
 {
 	Size		n = col->values.len / col->attlen;
 	CompSpillBits b = {0};
@@ -239,8 +241,11 @@ delta_check_header(const CompSpillColumnView *view, int attnum,
 
 /* The integers are unpacked into an array */
 static bool
-int_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
-		  Size *max_size, const char **errdetail)
+int_check(CompSpillColumnCursor *cur,
+		  Form_pg_attribute attr pg_attribute_unused(),
+		  int attnum pg_attribute_unused(),
+		  Size *max_size pg_attribute_unused(),
+		  const char **errdetail pg_attribute_unused())
 {
 	cur->fixed_len = (Size) cur->view.nvalues * cur->view.attlen;
 	return true;
@@ -252,7 +257,8 @@ int_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
  */
 static bool
 int_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-		  char **dicts, char **buf, const char **errdetail)
+		  char **dicts pg_attribute_unused(), char **buf pg_attribute_unused(),
+		  const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	CompSpillBits b = {0};

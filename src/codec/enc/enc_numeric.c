@@ -208,7 +208,8 @@ compspill_numeric_to_int(const char *data, Size len, int *dscale, int64 *u)
 
 /* NUMERIC fits columns of type numeric */
 static bool
-numeric_fits(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+numeric_fits(uint8 kind, int16 attlen pg_attribute_unused(),
+			 bool may_pack pg_attribute_unused(), Oid typid)
 {
 	return kind == COMPSPILL_KIND_VARLENA && typid == NUMERICOID;
 }
@@ -301,7 +302,8 @@ numeric_check_header(const CompSpillColumnView *view, int attnum,
 
 /* Check the display scale; a value takes at most one short numeric */
 static bool
-numeric_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
+numeric_check(CompSpillColumnCursor *cur,
+			  Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			  Size *max_size, const char **errdetail)
 {
 	cur->dscale = (uint8) cur->view.values[sizeof(int64)];
@@ -317,8 +319,10 @@ numeric_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
 
 /* Check the padding bits, and aim at the packed integers */
 static bool
-numeric_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-			  char **dicts, char **buf, const char **errdetail)
+numeric_setup(CompSpillColumnCursor *cur, int attnum,
+			  char **fixed pg_attribute_unused(),
+			  char **dicts pg_attribute_unused(),
+			  char **buf pg_attribute_unused(), const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	uint64		nbits = (uint64) view->nvalues * view->bits;

@@ -33,7 +33,8 @@ packed_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 /* Write the values with 1-byte headers */
 static void
-packed_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+packed_write(CompSpillEncoder *enc pg_attribute_unused(),
+			 CompSpillEncoderColumn *col, char *p)
 {
 	const char *lp = col->lengths.data;
 	const char *lend = col->lengths.data + col->lengths.len;
@@ -67,8 +68,9 @@ packed_check_header(const CompSpillColumnView *view, int attnum,
 
 /* Check that the value stream is exactly nvalues short varlenas */
 static bool
-packed_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
-			 Size *max_size, const char **errdetail)
+packed_check(CompSpillColumnCursor *cur,
+			 Form_pg_attribute attr pg_attribute_unused(), int attnum,
+			 Size *max_size pg_attribute_unused(), const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
 	int64		used;
@@ -88,15 +90,20 @@ packed_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
 
 /* Nothing to build */
 static bool
-packed_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-			 char **dicts, char **buf, const char **errdetail)
+packed_setup(CompSpillColumnCursor *cur pg_attribute_unused(),
+			 int attnum pg_attribute_unused(),
+			 char **fixed pg_attribute_unused(),
+			 char **dicts pg_attribute_unused(),
+			 char **buf pg_attribute_unused(),
+			 const char **errdetail pg_attribute_unused())
 {
 	return true;
 }
 
 /* A short varlena, header and all, right in the block */
 static Datum
-packed_next(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur, Size *off)
+packed_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
+			CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
 {
 	const char *v = cur->values;
 

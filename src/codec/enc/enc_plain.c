@@ -58,7 +58,10 @@ compspill_place_value(Size off, uint8 kind, uint32 entry, char first,
 
 /* PLAIN fits every column */
 static bool
-plain_fits(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+plain_fits(uint8 kind pg_attribute_unused(),
+		   int16 attlen pg_attribute_unused(),
+		   bool may_pack pg_attribute_unused(),
+		   Oid typid pg_attribute_unused())
 {
 	return true;
 }
@@ -126,7 +129,8 @@ compspill_unshuffle(char *dst, const char *src, Size len, int width)
 
 /* Write a PLAIN column's streams */
 static void
-plain_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+plain_write(CompSpillEncoder *enc pg_attribute_unused(),
+			CompSpillEncoderColumn *col, char *p)
 {
 	if (col->lengths.len > 0)
 		compspill_put(&p, col->lengths.data, col->lengths.len);
@@ -164,7 +168,8 @@ plain_check_header(const CompSpillColumnView *view, int attnum,
  * Fixed-width columns need their planes undone into an array.
  */
 static bool
-plain_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
+plain_check(CompSpillColumnCursor *cur,
+			Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			Size *max_size, const char **errdetail)
 {
 	const CompSpillColumnView *view = &cur->view;
@@ -251,8 +256,10 @@ plain_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
 
 /* Undo the byte planes of a fixed-width column into an array */
 static bool
-plain_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-			char **dicts, char **buf, const char **errdetail)
+plain_setup(CompSpillColumnCursor *cur, int attnum pg_attribute_unused(),
+			char **fixed, char **dicts pg_attribute_unused(),
+			char **buf pg_attribute_unused(),
+			const char **errdetail pg_attribute_unused())
 {
 	if (cur->fixed_len == 0)
 		return true;
@@ -318,7 +325,8 @@ const CompSpillEncodingOps compspill_enc_plain = {
 
 /* ARRAY fits wide fixed-width columns */
 static bool
-array_fits(uint8 kind, int16 attlen, bool may_pack, Oid typid)
+array_fits(uint8 kind, int16 attlen, bool may_pack pg_attribute_unused(),
+		   Oid typid pg_attribute_unused())
 {
 	return is_wide_fixed(kind, attlen);
 }
@@ -337,7 +345,8 @@ array_choose(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 /* Write an ARRAY column's values as they are */
 static void
-array_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
+array_write(CompSpillEncoder *enc pg_attribute_unused(),
+			CompSpillEncoderColumn *col, char *p)
 {
 	if (col->values.len > 0)
 		memcpy(p, col->values.data, col->values.len);
@@ -345,16 +354,23 @@ array_write(CompSpillEncoder *enc, CompSpillEncoderColumn *col, char *p)
 
 /* An ARRAY column is read in place: nothing to check or build */
 static bool
-array_check(CompSpillColumnCursor *cur, Form_pg_attribute attr, int attnum,
-			Size *max_size, const char **errdetail)
+array_check(CompSpillColumnCursor *cur pg_attribute_unused(),
+			Form_pg_attribute attr pg_attribute_unused(),
+			int attnum pg_attribute_unused(),
+			Size *max_size pg_attribute_unused(),
+			const char **errdetail pg_attribute_unused())
 {
 	return true;
 }
 
 /* The values are already an array, in the block */
 static bool
-array_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
-			char **dicts, char **buf, const char **errdetail)
+array_setup(CompSpillColumnCursor *cur pg_attribute_unused(),
+			int attnum pg_attribute_unused(),
+			char **fixed pg_attribute_unused(),
+			char **dicts pg_attribute_unused(),
+			char **buf pg_attribute_unused(),
+			const char **errdetail pg_attribute_unused())
 {
 	return true;
 }

@@ -27,12 +27,6 @@
 
 #include "codec/blockcodec.h"
 
-/*
- * The callbacks of an encoding share one signature each, and not every
- * encoding needs every argument.
- */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
 #define COMPSPILL_BLOCK_VERSION			3
 #define COMPSPILL_BLOCK_HEADER_SIZE		8
 #define COMPSPILL_COLUMN_HEADER_SIZE	40
