@@ -393,7 +393,7 @@ CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
 		}
 	}
 
-	strlcpy(dir, FilePathName(file->vfd), sizeof(dir));
+	snprintf(dir, sizeof(dir), "%s", FilePathName(file->vfd));
 	get_parent_directory(dir);
 	if (statvfs(dir, &fs) == 0)
 	{
