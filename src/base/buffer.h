@@ -24,14 +24,19 @@
 
 /*
  * The one growth policy of every buffer compspill keeps (write and read
- * buffers, the codec's streams and arenas): room for need bytes and a
- * quarter more, so that a slowly growing need does not reallocate every
- * time, but never more than a megabyte more, so that a huge value costs
- * what it needs and not twice that.
+ * buffers, the codec's streams and arenas), for a buffer of cap bytes that
+ * must hold need: a first buffer (cap 0) is of exactly need bytes, since
+ * most are sized once to what they will hold (a merge input's buffers to
+ * the largest frame written); a buffer that has to grow gets room for need
+ * bytes and a quarter more, so that a slowly growing need does not
+ * reallocate every time, but never more than a megabyte more, so that a
+ * huge value costs what it needs and not twice that.
  */
 static inline Size
-CompSpillGrowSize(Size need)
+CompSpillGrowSize(Size cap, Size need)
 {
+	if (cap == 0)
+		return need;
 	return need + Min(need / 4, (Size) 1024 * 1024);
 }
 

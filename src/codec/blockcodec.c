@@ -285,7 +285,7 @@ compspill_encode_varlena(CompSpillEncoder *enc, CompSpillEncoderColumn *col,
 
 		if (flatsize > enc->flat_cap)
 		{
-			Size		newcap = CompSpillGrowSize(flatsize);
+			Size		newcap = CompSpillGrowSize(enc->flat_cap, flatsize);
 
 			if (enc->flat != NULL)
 				pfree(enc->flat);
@@ -1037,7 +1037,7 @@ compspill_reserve(MemoryContext cxt, char **buf, Size *cap, Size need)
 
 	if (need <= *cap)
 		return;
-	newcap = CompSpillGrowSize(need);
+	newcap = CompSpillGrowSize(*cap, need);
 	if (*buf != NULL)
 		pfree(*buf);
 	*buf = NULL;

@@ -63,7 +63,7 @@ CompSpillRowWriterInit(CompSpillRowWriter *w, MemoryContext cxt, Size target)
 void
 CompSpillRowWriterGrow(CompSpillRowWriter *w, Size need)
 {
-	Size		cap = CompSpillGrowSize(need);
+	Size		cap = CompSpillGrowSize(w->cap, need);
 
 	if (need <= w->cap)
 		return;
@@ -102,7 +102,7 @@ CompSpillRowCursorInit(CompSpillRowCursor *c, MemoryContext cxt)
 void
 CompSpillRowCursorGrow(CompSpillRowCursor *c, Size need)
 {
-	Size		cap = MAXALIGN(CompSpillGrowSize(need));
+	Size		cap = MAXALIGN(CompSpillGrowSize(c->tup_cap, need));
 
 	if (need <= c->tup_cap)
 		return;

@@ -19,7 +19,7 @@
  *
  * An input costs what its reader holds.  For column frames that is
  * measured on a reader of the first run through its first frames (the
- * most its contexts held, a quarter more for larger frames), never less
+ * most its contexts held, an eighth more for larger frames), never less
  * than the frames' average sizes say; a reader of row frames has its
  * buffers from the start, plus room for the largest row.  The fan-in is
  * what fits in the memory left to the merge, measured on the memory
@@ -56,8 +56,13 @@
 #include "sort/merge.h"
 #include "spill/run.h"
 
-/* fewest inputs a merge can have */
-#define COMPSPILL_MIN_FANIN		2
+/*
+ * Fewest inputs a merge has, however little memory is left: six, as native
+ * tuplesort's merge order (MINORDER).  At the smallest work_mem the fixed
+ * costs of a spill take all of it, and merging two runs at a time would
+ * write each row again once per doubling of the run length.
+ */
+#define COMPSPILL_MIN_FANIN		6
 
 /* which comparator the first key has: the in-memory sort's variants */
 typedef enum CompSpillMergeCmp
@@ -376,7 +381,7 @@ compspill_size_input(CompSpillMerge *m)
  * through its first COMPSPILL_PROBE_FRAMES frames, the most its memory
  * contexts held after any of them (with codec = auto, a run's first frames
  * try the codecs in turn, so its first few frames are not typical).  The estimate from the frames' average
- * sizes is the floor; a quarter more than the measurement covers frames
+ * sizes is the floor; an eighth more than the measurement covers frames
  * larger than those.  Return the reader, which becomes the merge's first.
  * Readers of row frames hold what the estimate says (read and
  * decompression buffers, one row), and are not probed.
@@ -405,7 +410,7 @@ compspill_measure_input(CompSpillMerge *m)
 	}
 	most = Max(most, CompSpillReaderHeld(r));
 
-	m->reader_mem = Max(m->reader_mem, most + most / 4);
+	m->reader_mem = Max(m->reader_mem, most + most / 8);
 	return r;
 }
 
@@ -420,7 +425,8 @@ compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
 {
 	int64		fanin = (allowed_mem - used_mem + held) / m->reader_mem;
 
-	return (int) Max(Min(fanin, (int64) m->nruns), COMPSPILL_MIN_FANIN);
+	fanin = Min(Max(fanin, COMPSPILL_MIN_FANIN), (int64) m->nruns);
+	return (int) Max(fanin, 2);
 }
 
 /*

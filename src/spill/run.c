@@ -167,7 +167,7 @@ struct CompSpillRunReader
 	char	   *rbuf;			/* aligned under direct I/O */
 	Size		rbuf_cap;		/* its whole pages (compspill_grow_window) */
 	Size		rbuf_len;
-	off_t		rbuf_off;		/* aligned */
+	off_t		rbuf_off;		/* aligned under direct I/O */
 
 	char	   *dbuf;			/* decompressed block */
 	Size		dbuf_cap;
@@ -1037,14 +1037,31 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 
 	compspill_average_frame(sp, &avg_raw, &avg_stored);
 
-	/* a frame straddles at most two more pages than its own */
-	rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
-	rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
-		2 * COMPSPILL_ALIGN;
+	/*
+	 * Buffered, the window holds exactly the largest frame written (its
+	 * header included): reads start where the frame does, and a window
+	 * that ends inside the next frame keeps those bytes.  Under direct I/O
+	 * reads are of whole pages, and a frame straddles at most two more
+	 * pages than its own.  The decompression buffer exists only when some
+	 * frame was stored compressed, sized to those frames.
+	 */
+	if (CompSpillFileAligned(sp->file))
+	{
+		rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
+		rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
+			2 * COMPSPILL_ALIGN;
+	}
+	else
+		rbuf = MAXALIGN(Max(sp->max_stored, avg_stored) +
+						COMPSPILL_FRAME_HEADER_SIZE);
 	dbuf = Min(sp->max_compressed_raw, 2 * avg_raw);
 
+	/*
+	 * A small context: its first block holds the reader and the decoded
+	 * block's small arrays; the buffers are chunks of their own.
+	 */
 	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
-								ALLOCSET_SMALL_SIZES);
+								0, 2048, 8 * 1024);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
 	r = palloc0(sizeof(CompSpillRunReader));
@@ -1189,20 +1206,25 @@ CompSpillReaderFree(CompSpillRunReader *r)
  * their byte planes, one decoded row and the contexts' own overhead.
  */
 static Size
-compspill_reader_memory(Size raw_size, Size stored_size, Size fixed_size)
+compspill_reader_memory(CompSpillSpiller *sp, Size raw_size, Size stored_size,
+						Size fixed_size)
 {
-	Size		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size,
-											  COMPSPILL_MIN_READ_BUFFER)) +
-		COMPSPILL_ALIGN;
-	Size		dbuf = stored_size < raw_size ? raw_size : 0;
+	Size		rbuf;
+	Size		dbuf = sp->max_compressed_raw > 0 ? raw_size : 0;
 
-	return rbuf + dbuf + fixed_size + 4096;
+	if (CompSpillFileAligned(sp->file))
+		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size, COMPSPILL_MIN_READ_BUFFER)) +
+			COMPSPILL_ALIGN;
+	else
+		rbuf = MAXALIGN(Max(sp->max_stored, stored_size) +
+						COMPSPILL_FRAME_HEADER_SIZE);
+	return rbuf + dbuf + fixed_size + 2048;
 }
 
 /*
  * Estimate what one reader of the spill's runs will hold, from the frames
- * written so far: their average raw and stored sizes and rows, with an
- * eighth more for the frames above average.  A reader of runs of row
+ * written so far: their average raw and stored sizes and rows (the read
+ * buffer holds the largest frame already).  A reader of runs of row
  * frames (rows) needs no arrays for the columns, only a buffer for the
  * largest row.
  */
@@ -1218,9 +1240,7 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 
 	if (rows)
 	{
-		raw_size += raw_size / 8;
-		stored_size += stored_size / 8;
-		return compspill_reader_memory(raw_size, stored_size,
+		return compspill_reader_memory(sp, raw_size, stored_size,
 									   MAXALIGN(sp->max_row) + 256);
 	}
 
@@ -1234,9 +1254,7 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 	}
 	fixed_size *= sp->rows_formed / nframes + 1;
 
-	raw_size += raw_size / 8;
-	stored_size += stored_size / 8;
-	return compspill_reader_memory(raw_size, stored_size, fixed_size);
+	return compspill_reader_memory(sp, raw_size, stored_size, fixed_size);
 }
 
 /* Return the size of the largest row put in a row frame so far */
@@ -1269,11 +1287,20 @@ CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes)
 static void
 compspill_grow_window(CompSpillRunReader *r, Size need, Size keep)
 {
-	Assert((need % COMPSPILL_ALIGN) == 0);
-	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, need, keep,
-						CompSpillFileAligned(r->sp->file));
-	r->rbuf_cap = COMPSPILL_ALIGN_DOWN(r->rbuf_cap);
+	bool		aligned = CompSpillFileAligned(r->sp->file);
+
+	Assert(!aligned || (need % COMPSPILL_ALIGN) == 0);
+	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, need, keep, aligned);
+	if (aligned)
+		r->rbuf_cap = COMPSPILL_ALIGN_DOWN(r->rbuf_cap);
 	Assert(r->rbuf_cap >= need);
+}
+
+/* The length of a read covering len bytes: whole pages under direct I/O */
+static inline Size
+compspill_io_len(bool aligned, Size len)
+{
+	return aligned ? COMPSPILL_ALIGN_UP(len) : len;
 }
 
 /*
@@ -1294,6 +1321,7 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 	Size		want;
 	Size		need;
 	Size		got;
+	bool		aligned;
 
 	/*
 	 * Frames below plain_end were decrypted in place: going back to one
@@ -1310,25 +1338,34 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 			   (Size) (pos - r->rbuf_off) + len <= r->rbuf_len))
 		return r->rbuf + (pos - r->rbuf_off);
 
-	start = (off_t) COMPSPILL_ALIGN_DOWN(pos);
+	/*
+	 * Under direct I/O, reads are of whole pages; buffered, they start
+	 * where the bytes asked for do and end where the buffer or the run
+	 * does, so that no byte is read twice.
+	 */
+	aligned = CompSpillFileAligned(r->sp->file);
+	start = aligned ? (off_t) COMPSPILL_ALIGN_DOWN(pos) : pos;
 	span = (Size) (pos - start) + len;
 
 	/*
 	 * Read as far as the buffer allows but no further than the run's end,
 	 * always covering the whole span asked for.
 	 */
-	want = Max(r->rbuf_cap, COMPSPILL_ALIGN_UP(span));
+	want = Max(r->rbuf_cap, compspill_io_len(aligned, span));
 	if (r->run->len > start)
-		want = Min(want, COMPSPILL_ALIGN_UP((Size) (r->run->len - start)));
-	want = Max(want, COMPSPILL_ALIGN_UP(span));
+		want = Min(want, compspill_io_len(aligned,
+										  (Size) (r->run->len - start)));
+	want = Max(want, compspill_io_len(aligned, span));
 
 	/*
-	 * If the new range starts inside the window's whole pages, they can be
-	 * moved down instead of being read again.  A window that ends inside a
-	 * page (at the end of a run still being written) keeps its whole pages
-	 * only: they lie below the run's length, so they are final.
+	 * If the new range starts inside the window, what it holds from there
+	 * can be moved down instead of being read again: all of it buffered
+	 * (it lies below the run's length, so it is final), its whole pages
+	 * under direct I/O (a window that ends inside a page, at the end of a
+	 * run still being written, keeps those only).
 	 */
-	whole = r->rbuf_off + (off_t) COMPSPILL_ALIGN_DOWN(r->rbuf_len);
+	whole = r->rbuf_off + (off_t) (aligned ? COMPSPILL_ALIGN_DOWN(r->rbuf_len) :
+								   r->rbuf_len);
 	if (start >= r->rbuf_off && start < whole)
 		keep = (Size) (whole - start);
 

@@ -180,7 +180,7 @@ CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap, Size need,
 	if (need <= *cap)
 		return false;
 
-	newcap = CompSpillGrowSize(need);
+	newcap = CompSpillGrowSize(*cap, need);
 	if (aligned)
 		newcap = COMPSPILL_ALIGN_UP(newcap);
 	Assert(keep <= *cap);
@@ -1030,9 +1030,9 @@ CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 	Size		esize = file->extent_size;
 	Size		done = 0;
 
-	Assert((offset % COMPSPILL_ALIGN) == 0);
+	Assert(!file->aligned || (offset % COMPSPILL_ALIGN) == 0);
 	Assert(!file->aligned || ((uintptr_t) buf % COMPSPILL_ALIGN) == 0);
-	Assert((len % COMPSPILL_ALIGN) == 0);
+	Assert(!file->aligned || (len % COMPSPILL_ALIGN) == 0);
 	Assert(need <= len);
 
 	while (done < len)

@@ -23,7 +23,7 @@
 void
 compspill_stream_grow(MemoryContext cxt, CompSpillStream *s, Size need)
 {
-	Size		newcap = CompSpillGrowSize(Max(need, 64));
+	Size		newcap = CompSpillGrowSize(s->cap, Max(need, 64));
 
 	if (s->data == NULL)
 		s->data = MemoryContextAllocHuge(cxt, newcap);
