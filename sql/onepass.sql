@@ -1,11 +1,13 @@
 --
 -- onepass: a sort that makes many runs merges them in one pass when the
--- memory allows it, with every codec and frame kind.  A merge input holds
--- about 10kB (the read buffer holds exactly the largest frame, buffered;
--- a decompression buffer only when frames are compressed; one margin),
--- where it held 24-27kB (page slack, growth room, a decompression buffer
--- for raw frames, two stacked margins): at 1MB and 4kB blocks the fan-in
--- was about 35, so these 60-odd runs took two passes.
+-- memory allows it, with every codec and frame kind.  A merge input's read
+-- buffer holds exactly the largest frame (buffered), its decompression
+-- buffer exists only when frames are compressed, and both are sized
+-- exactly; an lz4 input of these rows holds 9.5kB, where it held 12.1kB
+-- with a quarter more in each buffer, and the 79 runs took two passes with
+-- lz4 and zstd.  With codec = auto they still take two: auto's first frames
+-- try zstd, and the merge keeps room for the zstd decompression context
+-- those frames need (96kB, a tenth of 1MB).
 --
 LOAD 'compspill';
 SET max_parallel_workers_per_gather = 0;
