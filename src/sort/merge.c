@@ -56,13 +56,8 @@
 #include "sort/merge.h"
 #include "spill/run.h"
 
-/*
- * Fewest inputs a merge has, however little memory is left: six, as native
- * tuplesort's merge order (MINORDER).  At the smallest work_mem the fixed
- * costs of a spill take all of it, and merging two runs at a time would
- * write each row again once per doubling of the run length.
- */
-#define COMPSPILL_MIN_FANIN		6
+/* fewest inputs a merge can have */
+#define COMPSPILL_MIN_FANIN		2
 
 /* which comparator the first key has: the in-memory sort's variants */
 typedef enum CompSpillMergeCmp
@@ -425,8 +420,7 @@ compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
 {
 	int64		fanin = (allowed_mem - used_mem + held) / m->reader_mem;
 
-	fanin = Min(Max(fanin, COMPSPILL_MIN_FANIN), (int64) m->nruns);
-	return (int) Max(fanin, 2);
+	return (int) Max(Min(fanin, (int64) m->nruns), COMPSPILL_MIN_FANIN);
 }
 
 /*
