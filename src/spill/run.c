@@ -165,7 +165,7 @@ struct CompSpillRunReader
 
 	/* window of the run: rbuf[0 .. rbuf_len) holds bytes at rbuf_off */
 	char	   *rbuf;			/* aligned under direct I/O */
-	Size		rbuf_cap;		/* its whole pages (compspill_grow_window) */
+	Size		rbuf_cap;		/* whole pages under direct I/O */
 	Size		rbuf_len;
 	off_t		rbuf_off;		/* aligned under direct I/O */
 
