@@ -49,7 +49,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.3.0--0.4.0.sql \
 	sql/$(EXTENSION)--0.4.0--0.5.0.sql
 
-REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte recursive dml cursors prepared parallel explain verbose settings codecs encryption multipass onepass extreme tempfiles room reads memory upgrade
+REGRESS = setup types collate_icu toast tuples plans rescan incsort material cte recursive dml cursors prepared parallel explain verbose settings codecs encryption multipass onepass extreme tempfiles room reads memory boundary upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 # the isolation suite (specs/*.spec, expected/iso_*.out): run once as it is
 # and once with PGOPTIONS='-c compspill.enabled=off', against the same

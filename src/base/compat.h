@@ -126,6 +126,20 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #endif
 
 /*
+ * The context of a sort's tuples, which are freed all at once when a run is
+ * written: 17's bump context, which keeps no header per chunk (tuplesort
+ * holds its tuples in one since 17), and a generation context before it.
+ * Nothing may pfree, repalloc or ask the space of a chunk of it.
+ */
+#if PG_VERSION_NUM >= 170000
+#define CompSpillTupleContextCreate(parent, name, init, max) \
+	BumpContextCreate((parent), (name), 0, (init), (max))
+#else
+#define CompSpillTupleContextCreate(parent, name, init, max) \
+	GenerationContextCreate((parent), (name), 0, (init), (max))
+#endif
+
+/*
  * 17 replaced MyProc->pgprocno with MyProcNumber: this backend's index in
  * the PGPROC array, which compspill uses for its shared-memory slots.
  */

@@ -174,35 +174,48 @@ compspill_zstd_params(int level, Size largest_block, int64 mem_limit,
 }
 
 /*
- * Estimate what a zstd compression context takes at level for blocks of up
- * to largest_block bytes within mem_limit (see compspill_zstd_params).
+ * Estimate what a zstd compression context takes at level, set up for
+ * blocks of up to largest_block bytes within mem_limit (see
+ * compspill_zstd_params), while it compresses blocks of at most block
+ * bytes (0: largest_block): zstd fits its tables to a smaller input, and
+ * allocates no more than they take until a larger block comes.
  */
 static Size
-compspill_zstd_cctx_estimate(int level, Size largest_block, int64 mem_limit)
+compspill_zstd_cctx_estimate(int level, Size largest_block, Size block,
+							 int64 mem_limit)
 {
 	ZSTD_compressionParameters cp;
 
 	(void) compspill_zstd_params(level, largest_block, mem_limit, &cp);
+	if (block > 0 && block < largest_block)
+		cp = ZSTD_adjustCParams(cp, (unsigned long long) block, 0);
 	return ZSTD_estimateCCtxSize_usingCParams(cp);
 }
 
 /*
  * Estimate what the state of codec takes for an operation whose memory
- * limit is mem_limit: with zstd the two contexts, with lz4 its state, with
- * auto both.  The owner of a spill reserves it before the spill exists.
+ * limit is mem_limit and whose blocks are of up to largest_block bytes,
+ * while it compresses blocks of at most block bytes (0: largest_block):
+ * with zstd its compression context, and its decompression context if
+ * reading too, with lz4 its state, with auto both.  The owner of a spill
+ * reserves it before the spill exists.
  */
 Size
 CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
-							 Size largest_block, int64 mem_limit)
+							 Size largest_block, Size block,
+							 int64 mem_limit, bool reading)
 {
 	Size		total = 0;
 
 	if (codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO)
 		total += COMPSPILL_LZ4_STATE_MEM;
 	if (codec == COMPSPILL_CODEC_ZSTD || codec == COMPSPILL_CODEC_AUTO)
+	{
 		total += compspill_zstd_cctx_estimate(zstd_level, largest_block,
-											  mem_limit) +
-			ZSTD_estimateDCtxSize();
+											  block, mem_limit);
+		if (reading)
+			total += ZSTD_estimateDCtxSize();
+	}
 	return total;
 }
 
@@ -250,7 +263,7 @@ CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
 	{
 		Size		cctx = compspill_zstd_cctx_estimate(comp->zstd_level,
 														comp->largest_block,
-														comp->mem_limit);
+														0, comp->mem_limit);
 		Size		held = comp->zcctx != NULL ?
 			ZSTD_sizeof_CCtx(comp->zcctx) : 0;
 

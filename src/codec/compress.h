@@ -28,7 +28,8 @@ extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
 extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,
 									  CompSpillCodec codec, bool compressing);
 extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
-										 Size largest_block, int64 mem_limit);
+										 Size largest_block, Size block,
+										 int64 mem_limit, bool reading);
 extern Size CompSpillCompressBound(CompSpillCompressor *comp,
 								   CompSpillCodec codec, Size srclen);
 extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,

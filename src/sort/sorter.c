@@ -100,6 +100,13 @@
 	((int) (MAXALIGN(SizeofHeapTupleHeader) - MINIMAL_TUPLE_OFFSET + (attlen)))
 
 /*
+ * The tuple context's blocks grow to this share of work_mem: a run ends
+ * when another block would not fit, so the last block's worth is what a
+ * run may leave unused.
+ */
+#define COMPSPILL_TUPLE_BLOCK_SHARE	64
+
+/*
  * What one run costs in the list of runs: its entry (the array doubles) and
  * its extent map; and the fewest runs the list holds before some are merged.
  */
@@ -429,6 +436,36 @@ compspill_remeasure(CompSpillSorter *s)
 }
 
 /*
+ * What a writer of blocks of block_size may hold: a bound on a sort of
+ * tuples, whose column frames' encoder is most of it, the typical figure
+ * on the datum path, whose single column's encoder holds little more.
+ */
+static Size
+compspill_writer_memory(CompSpillSorter *s, Size block_size)
+{
+	if (s->datum_mode)
+		return CompSpillWriterMemory(block_size, s->write_size);
+	return CompSpillWriterMemoryBound(block_size, s->write_size);
+}
+
+/* what compacting the SortTuple array to pointers frees, per row */
+#define COMPSPILL_COMPACT_GAIN \
+	((int64) (sizeof(CompSpillSortTuple) - sizeof(MinimalTuple)))
+
+/*
+ * Return the part of the writer's reservation that compacting the array of
+ * the rows loaded so far would not free (see CompSpillSorterBegin): all of
+ * it once a run was written, and on the datum path.
+ */
+static inline int64
+compspill_reserve_due(CompSpillSorter *s, int64 rows)
+{
+	if (s->spill != NULL || s->datum_mode)
+		return s->writer_reserve;
+	return Max(s->writer_reserve - COMPSPILL_COMPACT_GAIN * rows, 0);
+}
+
+/*
  * Is there no room for another block of tuples?  A run holds at least a
  * quarter of work_mem of tuples whatever the fixed costs, which at the
  * smallest work_mem take most of it, so that runs do not become tiny.
@@ -437,8 +474,10 @@ static inline bool
 compspill_memory_full(CompSpillSorter *s)
 {
 	int64		tuples = (int64) s->tuplecxt->mem_allocated;
+	int64		other = s->other_mem - s->writer_reserve +
+		compspill_reserve_due(s, s->memtupcount);
 
-	return tuples + s->other_mem > s->allowed_mem - s->tuple_block &&
+	return tuples + other > s->allowed_mem - s->tuple_block &&
 		tuples >= s->allowed_mem / 4;
 }
 
@@ -526,11 +565,11 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->what = spec->what ? spec->what : "sort";
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
-	s->tuple_block = Min(Max(s->allowed_mem / 16, 4096),
+	s->tuple_block = Min(Max(s->allowed_mem / COMPSPILL_TUPLE_BLOCK_SHARE, 4096),
 						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
-	s->tuplecxt = GenerationContextCreate(maincxt, "CompSpill sort tuples",
-										  0, Min(s->tuple_block, 8192),
-										  s->tuple_block);
+	s->tuplecxt = CompSpillTupleContextCreate(maincxt, "CompSpill sort tuples",
+											  Min(s->tuple_block, 8192),
+											  s->tuple_block);
 
 	/*
 	 * A single by-value column sorted on itself takes the datum path, as
@@ -572,12 +611,21 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	}
 
 	/*
-	 * Reserve the writer: full size when the plan expects the rows not to
-	 * fit (a row in memory costs its width and about 64 bytes of headers
-	 * and SortTuple), a small one otherwise.
+	 * Reserve the writer of the first run.  A sort of tuples writes its
+	 * first run with a small writer, and the codec's and cipher's
+	 * contexts, in memory its SortTuple array gives back: once sorted, the
+	 * run needs only its tuples' pointers, so the array is compacted to
+	 * them when the sort first spills (compspill_compact_memtuples), as
+	 * native sort takes its tape buffers only then.  The reservation is
+	 * thus counted only as far as the rows loaded so far would not free it
+	 * (compspill_reserve_due): a sort native keeps in memory stays in
+	 * memory, within what native holds.  The datum path's array holds
+	 * values, not pointers: it reserves its writer from the start, full
+	 * size when the plan expects the rows not to fit (a row in memory
+	 * costs its width and about 64 bytes of headers and SortTuple).
 	 */
 	expected = (int64) (s->est_rows * (s->est_width + 64.0));
-	if (expected > s->allowed_mem)
+	if (s->datum_mode && expected > s->allowed_mem)
 		CompSpillChooseSizes(set, s->allowed_mem, &s->block_size,
 							 &s->write_size, NULL);
 	else
@@ -586,16 +634,12 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 		s->write_size = COMPSPILL_MIN_WRITE_SIZE;
 		s->small_writer = true;
 	}
-	s->writer_reserve = CompSpillWriterMemory(s->block_size, s->write_size);
-
-	/*
-	 * The codec's and cipher's contexts too, when a spill is expected: a
-	 * sort expected to fit keeps that memory for its rows, as native sort
-	 * would, and if it spills all the same its first run is written with
-	 * them on top.
-	 */
+	s->writer_reserve = compspill_writer_memory(s, s->block_size);
 	if (!s->small_writer)
-		s->writer_reserve += CompSpillMallocEstimate(&s->settings);
+		s->writer_reserve += CompSpillMallocEstimate(&s->settings, 0);
+	else if (!s->datum_mode)
+		s->writer_reserve += CompSpillMallocEstimate(&s->settings,
+													 s->block_size);
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -636,9 +680,48 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	}
 	oldspace = GetMemoryChunkSpace(s->memtuples);
 
-	/* the new array must fit in what is left, with room for some tuples */
-	if ((int64) s->tuplecxt->mem_allocated + s->other_mem + 2 * oldspace >
-		s->allowed_mem - s->tuple_block)
+	/*
+	 * Double the array while what is left of work_mem holds that many rows
+	 * at the tuples' average size so far, entries included; then grow it
+	 * once more, for the last time, to as many rows as it holds, as
+	 * tuplesort does.  Without the last growth a run would stop at the
+	 * array's size with much of work_mem unused; with a doubling too many
+	 * the array's empty end would take the room of rows.
+	 */
+	if (s->memtupcount > 0)
+	{
+		int64		per_row;
+		int64		room;
+		int64		fit;
+
+		per_row = (int64) s->tuplecxt->mem_allocated / s->memtupcount +
+			(int64) sizeof(CompSpillSortTuple);
+		room = s->allowed_mem - s->tuple_block -
+			(s->other_mem - s->writer_reserve - oldspace);
+		fit = room / Max(per_row, 1);
+		if (compspill_reserve_due(s, fit) > 0)
+		{
+			/* the rows do not free the whole reservation */
+			room -= s->writer_reserve;
+			if (s->spill == NULL && !s->datum_mode)
+				fit = room / Max(per_row - COMPSPILL_COMPACT_GAIN, 1);
+			else
+				fit = room / Max(per_row, 1);
+		}
+		if (newsize >= fit)
+		{
+			s->growmemtuples = false;
+			newsize = fit;
+			if (newsize < s->memtupsize + s->memtupsize / 8)
+				return false;
+		}
+	}
+
+	/* the array's growth must fit (a large chunk is realloc'd) */
+	if ((int64) s->tuplecxt->mem_allocated + s->other_mem -
+		s->writer_reserve + compspill_reserve_due(s, s->memtupcount) +
+		(newsize - s->memtupsize) * (int64) sizeof(CompSpillSortTuple) >
+		s->allowed_mem)
 	{
 		s->growmemtuples = false;
 		return false;
@@ -729,14 +812,36 @@ compspill_start_spill(CompSpillSorter *s)
 
 	/*
 	 * With the writer reserved in full, the first run uses the chosen size
-	 * already; with only a small writer reserved (the plan did not expect
-	 * a spill), the first run is written with small blocks and the rest
-	 * with the chosen size, reserved once the first run's tuples are gone.
+	 * already.  With a small writer reserved, the first run is written
+	 * with blocks as large as the memory compacting the array freed holds
+	 * the writer of (see compspill_compact_memtuples), on the datum path
+	 * with small blocks, and the rest with the chosen size, reserved once
+	 * the first run's tuples are gone.
 	 */
 	if (!s->small_writer)
 		s->block_size = target;
-	else if (target > s->block_size)
-		s->later_block_size = target;
+	else
+	{
+		Size		first = s->block_size;
+
+		if (!s->datum_mode)
+		{
+			int64		freed = COMPSPILL_COMPACT_GAIN * s->memtupcount;
+
+			first = target;
+			while (first > s->block_size &&
+				   (int64) compspill_writer_memory(s, first) +
+				   CompSpillMallocEstimate(&s->settings, first) > freed)
+				first = TYPEALIGN(1024, first / 2);
+		}
+		if (first >= target)
+			s->block_size = target;
+		else
+		{
+			s->block_size = Max(first, s->block_size);
+			s->later_block_size = target;
+		}
+	}
 
 	s->spill = CompSpillSpillerCreate(s->tupdesc, s->what, &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
@@ -898,17 +1003,74 @@ compspill_write_datums(CompSpillSorter *s)
 }
 
 /*
+ * Compact the sorted SortTuple array of the first run to its tuples'
+ * pointers, in place (entry i moves down to a slot of its own below entry
+ * i), and give the rest of the array back: the first run's writer is made
+ * in that memory.  The first keys are not needed any more: a run is
+ * written in the array's order.
+ */
+static MinimalTuple *
+compspill_compact_memtuples(CompSpillSorter *s)
+{
+	MinimalTuple *tuples = (MinimalTuple *) s->memtuples;
+
+	for (int i = 0; i < s->memtupcount; i++)
+		tuples[i] = s->memtuples[i].tuple;
+	tuples = repalloc_huge(tuples,
+						   sizeof(MinimalTuple) * Max(s->memtupcount, 1));
+	s->memtuples = NULL;
+	return tuples;
+}
+
+/*
+ * Give the sort its SortTuple array back once the first run is written and
+ * its tuples freed, sized for the rows the runs to come can hold now that
+ * the writer takes its share: as many as the first run's tuples took at
+ * most, at their average size (first_tuples for first_rows rows).
+ */
+static void
+compspill_restore_memtuples(CompSpillSorter *s, MinimalTuple *compacted,
+							int64 first_tuples, int first_rows)
+{
+	int64		per_row = first_tuples / Max(first_rows, 1) +
+		(int64) sizeof(CompSpillSortTuple);
+	int64		other;
+	int64		fit;
+
+	other = compspill_measure(s) - GetMemoryChunkSpace(compacted) +
+		s->writer_reserve + COMPSPILL_RUN_GROWTH;
+	fit = (s->allowed_mem - s->tuple_block - other) / Max(per_row, 1);
+	fit = Max(fit, (int64) Min(s->memtupsize, 1024));
+	fit = Min(fit, (int64) s->memtupsize);
+	s->memtupsize = (int) fit;
+	s->memtuples = repalloc_huge(compacted,
+								 sizeof(CompSpillSortTuple) * s->memtupsize);
+}
+
+/*
  * Sort the rows in memory and write them out as one run.
  */
 static void
 compspill_dump_run(CompSpillSorter *s)
 {
 	int			i;
-
-	if (s->spill == NULL)
-		compspill_start_spill(s);
+	MinimalTuple *compacted = NULL;
+	int64		first_tuples = 0;
+	int			first_rows = 0;
 
 	compspill_sort_memtuples(s);
+
+	if (s->spill == NULL)
+	{
+		/* the first run: its writer takes what compacting the array frees */
+		if (!s->datum_mode)
+		{
+			first_tuples = (int64) s->tuplecxt->mem_allocated;
+			first_rows = s->memtupcount;
+			compacted = compspill_compact_memtuples(s);
+		}
+		compspill_start_spill(s);
+	}
 
 	s->stats.nruns++;
 	CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_WRITING_RUN, 0, 0);
@@ -924,7 +1086,7 @@ compspill_dump_run(CompSpillSorter *s)
 		CompSpillRunBeginRows(s->spill, compspill_new_run(s));
 		for (i = 0; i < s->memtupcount; i++)
 		{
-			MinimalTuple tup = s->memtuples[i].tuple;
+			MinimalTuple tup = compacted ? compacted[i] : s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
 			CompSpillRunPutMinimal(s->spill, tup);
@@ -937,7 +1099,7 @@ compspill_dump_run(CompSpillSorter *s)
 		CompSpillRunBegin(s->spill, compspill_new_run(s));
 		for (i = 0; i < s->memtupcount; i++)
 		{
-			MinimalTuple tup = s->memtuples[i].tuple;
+			MinimalTuple tup = compacted ? compacted[i] : s->memtuples[i].tuple;
 
 			CHECK_FOR_INTERRUPTS();
 			CompSpillRunPutMinimal(s->spill, tup);
@@ -960,10 +1122,11 @@ compspill_dump_run(CompSpillSorter *s)
 		s->later_block_size = 0;
 		CompSpillSpillerSetBlockSize(s->spill, s->block_size);
 		s->stats.block_size = s->block_size;
-		s->writer_reserve += CompSpillWriterMemory(s->block_size,
-												   s->write_size);
+		s->writer_reserve += compspill_writer_memory(s, s->block_size);
 	}
 	MemoryContextReset(s->tuplecxt);
+	if (compacted != NULL)
+		compspill_restore_memtuples(s, compacted, first_tuples, first_rows);
 	compspill_bound_runs(s);
 	compspill_reserve_run(s);
 	compspill_remeasure(s);
@@ -1330,7 +1493,7 @@ CompSpillSorterReset(CompSpillSorter *s)
 		}
 		/* the final merge freed the writer: reserve it again */
 		s->writer_reserve = CompSpillWriterHeld(s->spill) > 0 ? 0 :
-			CompSpillWriterMemory(s->block_size, s->write_size);
+			compspill_writer_memory(s, s->block_size);
 		CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 	}
 

@@ -83,12 +83,14 @@ extern void CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run,
 extern void CompSpillSpillerEndWrites(CompSpillSpiller *sp);
 extern void CompSpillSpillerEnd(CompSpillSpiller *sp);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
+extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
 extern void CompSpillChooseSizes(const CompSpillSettings *set,
 								 int64 allowed_mem, Size *block_size,
 								 Size *write_size, Size *extent_size);
 extern int64 CompSpillWriterHeld(CompSpillSpiller *sp);
 extern int64 CompSpillMallocHeld(CompSpillSpiller *sp);
-extern int64 CompSpillMallocEstimate(const CompSpillSettings *set);
+extern int64 CompSpillMallocEstimate(const CompSpillSettings *set,
+									 Size block);
 extern int64 CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing);
 
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpillSpiller *sp);

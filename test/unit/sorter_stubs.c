@@ -116,6 +116,19 @@ GenerationContextCreate(MemoryContext parent pg_attribute_unused(),
 	return fake_context();
 }
 
+#if PG_VERSION_NUM >= 170000
+/* Make a bump context (the sort's tuples on 17 and later): a fake one */
+MemoryContext
+BumpContextCreate(MemoryContext parent pg_attribute_unused(),
+				  const char *name pg_attribute_unused(),
+				  Size minContextSize pg_attribute_unused(),
+				  Size initBlockSize pg_attribute_unused(),
+				  Size maxBlockSize pg_attribute_unused())
+{
+	return fake_context();
+}
+#endif
+
 /* Reset a context: its chunks stay until pgstubs_free_all */
 void
 MemoryContextReset(MemoryContext context pg_attribute_unused())
@@ -349,6 +362,13 @@ CompSpillWriterMemory(Size block_size, Size write_size)
 	return block_size + write_size;
 }
 
+/* A writer's memory at most: the same */
+Size
+CompSpillWriterMemoryBound(Size block_size, Size write_size)
+{
+	return CompSpillWriterMemory(block_size, write_size);
+}
+
 /* What the writer holds once made: nothing, as after the final merge */
 int64
 CompSpillWriterHeld(CompSpillSpiller *sp pg_attribute_unused())
@@ -365,7 +385,8 @@ CompSpillMallocHeld(CompSpillSpiller *sp pg_attribute_unused())
 
 /* Memory outside the contexts a spill would take: none */
 int64
-CompSpillMallocEstimate(const CompSpillSettings *set pg_attribute_unused())
+CompSpillMallocEstimate(const CompSpillSettings *set pg_attribute_unused(),
+						Size block pg_attribute_unused())
 {
 	return 0;
 }
