@@ -70,7 +70,7 @@ struct CompSpillStore
 	MemoryContext cxt;			/* owns everything of the store */
 	TupleDesc	tupdesc;
 	int64		allowed_mem;	/* work_mem, bytes */
-	int64		spill_reserve;	/* memory the store needs once spilled */
+	int64		spill_reserve;	/* what the writer of the rows held takes */
 	const char *what;			/* the node, for the log line */
 	CompSpillSettings set;
 	CompSpillStats own_stats;	/* when the store spills on its own */
@@ -86,6 +86,7 @@ struct CompSpillStore
 	MemoryContext tuplecxt;
 	MinimalTuple *memtuples;	/* NULL once spilled; row r at r - mem_base */
 	int64		memtupsize;
+	bool		array_full;		/* the array grew for the last time */
 	int64		mem_base;		/* rows removed from the array's front */
 	int64		mem_trimmed;	/* rows freed by trimming, >= mem_base */
 	int64		run_base;		/* rows trimmed before the run began */
@@ -100,6 +101,8 @@ struct CompSpillStore
 	int64		nframed;
 	int64		synced_frames;	/* frames made readable */
 	Size		block_size;		/* in-memory bytes of rows per frame */
+	Size		later_block_size;	/* the same, once the rows held are
+									 * written, if larger */
 	Size		frame_bytes;	/* of the rows since the last frame cut */
 	CompSpillRowList tail;
 	CompSpillRowList prev;
@@ -150,8 +153,6 @@ CompSpillPosStep(CompSpillStorePos *pos, int64 nrows, bool forward)
 	return pos->current - 1;
 }
 
-static Size compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
-										Size *write_size, Size *extent_size);
 static void compspill_store_free_before(CompSpillStore *st, int64 oldest);
 
 /*
@@ -173,8 +174,6 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 	st->npos = Max(npos, 1);
 	st->pos = MemoryContextAllocZero(cxt, sizeof(CompSpillStorePos) * st->npos);
 	st->blk_first = -1;
-	st->blkcxt = AllocSetContextCreate(cxt, "CompSpill store block",
-									   ALLOCSET_DEFAULT_SIZES);
 	return st;
 }
 
@@ -188,6 +187,8 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 					const CompSpillSettings *set, int npos, const char *what)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
+	Size		block;
+	Size		write;
 
 	st->what = what;
 	st->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
@@ -198,9 +199,31 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	st->stats->dio_requested = set->dio;
 	st->tuplecxt = GenerationContextCreate(st->cxt, "CompSpill store rows",
 										   0, 8192,
-										   Min(Max(st->allowed_mem / 16, 8192),
+										   Min(Max(st->allowed_mem / 256, 8192),
 											   (int64) ALLOCSET_DEFAULT_MAXSIZE));
-	st->spill_reserve = compspill_store_spill_sizes(st, NULL, NULL, NULL);
+
+	/*
+	 * The rows are kept in memory until they and the writer that will
+	 * write them would pass work_mem, as native tuplestore keeps them until
+	 * they alone do: the writer of the rows held uses the smallest blocks
+	 * and writes, and the rows are freed as their frames are cut, so that
+	 * the memory they held makes room for the larger blocks that follow
+	 * (compspill_store_spill).  The tuples' context grows in 256ths of
+	 * work_mem, so that what it holds is close to what its rows take.
+	 * Under a few hundred kB of work_mem that bound would be most of it:
+	 * there the store reserves, as before, the estimate of its writer and
+	 * three blocks at the sizes the policy gives it, and a 32nd of
+	 * work_mem, smaller still, as a spill's fixed costs pass so small a
+	 * work_mem anyway.
+	 */
+	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
+	st->spill_reserve =
+		CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
+								   COMPSPILL_MIN_WRITE_SIZE) +
+		CompSpillMallocEstimate(&st->set, COMPSPILL_MIN_BLOCK_SIZE);
+	st->spill_reserve = Min(st->spill_reserve,
+							(int64) (CompSpillWriterMemory(block, write) +
+									 3 * block) + st->allowed_mem / 32);
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
 	st->memtuples = MemoryContextAlloc(st->cxt,
 									   sizeof(MinimalTuple) * st->memtupsize);
@@ -328,51 +351,43 @@ compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
 	}
 	st->nframed = st->run_base + st->run.nrows;
 	st->stats->bytes_written_runs = CompSpillRunWritten(st->sp);
+
+	/* the rows held are written and freed: larger blocks from now on */
+	if (st->later_block_size > 0 && st->tuplecxt == NULL)
+	{
+		CompSpillRunSetBlockSize(st->sp, st->later_block_size);
+		st->block_size = st->later_block_size;
+		st->later_block_size = 0;
+	}
 	compspill_store_measure(st);
 	return true;
 }
 
 /*
- * The memory a store needs besides its rows once it spills: the writer
- * (encoder, scratch and write buffer), the tail, and the block read back.
- */
-static Size
-compspill_store_spill_sizes(CompSpillStore *st, Size *block_size,
-							Size *write_size, Size *extent_size)
-{
-	Size		block;
-	Size		write;
-
-	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write,
-						 extent_size);
-	if (block_size)
-		*block_size = block;
-	if (write_size)
-		*write_size = write;
-	return CompSpillWriterMemory(block, write) + 3 * block;
-}
-
-/*
  * The rows outgrew memory: create the spill object, encode every row held
  * into the store's run, and free them.  Rows after the last frame cut stay
- * in memory as the tail.
+ * in memory as the tail.  The rows held are written in the smallest
+ * blocks, in the memory reserved for them (see CompSpillStoreBegin); the
+ * frames after them take the size of the spill sizing policy.
  */
 static void
 compspill_store_spill(CompSpillStore *st)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(st->cxt);
 	Size		block_size;
-	Size		write_size;
 	Size		extent_size;
 	int64		i;
 	int64		freed = 0;
 
-	(void) compspill_store_spill_sizes(st, &block_size, &write_size,
-									   &extent_size);
+	CompSpillChooseSizes(&st->set, st->allowed_mem, &block_size, NULL,
+						 &extent_size);
 	st->sp = CompSpillSpillerCreate(st->tupdesc, st->what, &st->set, st->stats,
-							 block_size, write_size, extent_size);
+									COMPSPILL_MIN_BLOCK_SIZE,
+									COMPSPILL_MIN_WRITE_SIZE, extent_size);
 	st->own_sp = true;
-	st->block_size = block_size;
+	st->block_size = COMPSPILL_MIN_BLOCK_SIZE;
+	if (block_size > st->block_size)
+		st->later_block_size = block_size;
 	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
 	CompSpillRunBeginIndexed(st->sp, &st->run);
 	st->stats->nruns = 1;
@@ -421,6 +436,44 @@ compspill_store_spill(CompSpillStore *st)
 }
 
 /*
+ * Grow the full array of the rows in memory; return whether it grew.  It
+ * doubles while what is left of work_mem holds that many more rows at
+ * their average size so far, and then grows once more, for the last time,
+ * to as many rows as it holds, as native tuplestore's array does: a
+ * doubling too many would leave the room of rows empty at its end.
+ */
+static bool
+compspill_store_grow(CompSpillStore *st)
+{
+	int64		rows = st->nrows - st->mem_base;
+	int64		per_row;
+	int64		room;
+	int64		newsize = st->memtupsize * 2;
+
+	per_row = (int64) st->tuplecxt->mem_allocated / Max(rows, 1) +
+		(int64) sizeof(MinimalTuple);
+	room = st->allowed_mem - st->spill_reserve -
+		(int64) st->tuplecxt->mem_allocated -
+		(int64) sizeof(MinimalTuple) * st->memtupsize;
+	if (st->array_full)
+		return false;
+	if (newsize > rows + room / Max(per_row, 1))
+	{
+		/* the last growth */
+		st->array_full = true;
+		newsize = rows + room / Max(per_row, 1);
+		if (newsize <= st->memtupsize)
+			return false;
+	}
+	if (newsize * (int64) sizeof(MinimalTuple) > (int64) MaxAllocHugeSize)
+		return false;
+	st->memtuples = repalloc_huge(st->memtuples,
+								  sizeof(MinimalTuple) * newsize);
+	st->memtupsize = newsize;
+	return true;
+}
+
+/*
  * Add the row in slot to the store.  Read positions other than active
  * that stood at the end will read it next.
  */
@@ -435,14 +488,14 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 
 	if (st->memtuples != NULL)
 	{
+		if (st->nrows - st->mem_base >= st->memtupsize &&
+			!compspill_store_grow(st))
+			compspill_store_spill(st);
+	}
+	if (st->memtuples != NULL)
+	{
 		int64		held;
 
-		if (st->nrows - st->mem_base >= st->memtupsize)
-		{
-			st->memtupsize *= 2;
-			st->memtuples = repalloc_huge(st->memtuples,
-										  sizeof(MinimalTuple) * st->memtupsize);
-		}
 		oldcxt = MemoryContextSwitchTo(st->tuplecxt);
 		st->memtuples[st->nrows++ - st->mem_base] = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(oldcxt);
@@ -451,7 +504,7 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 			(int64) (sizeof(MinimalTuple) * st->memtupsize);
 		if (held > st->stats->peak_mem && st->stats == &st->own_stats)
 			st->stats->peak_mem = held;
-		if (held + st->spill_reserve + st->allowed_mem / 32 > st->allowed_mem)
+		if (held + st->spill_reserve > st->allowed_mem)
 			compspill_store_spill(st);
 		return;
 	}
@@ -538,10 +591,13 @@ compspill_store_load(CompSpillStore *st, int64 row)
 		st->synced_frames = run->nframes;
 	}
 
+	/* the reader and the block's context: made by the first read */
 	if (st->reader == NULL)
 	{
 		oldcxt = MemoryContextSwitchTo(st->cxt);
 		st->reader = CompSpillReaderCreate(st->sp);
+		st->blkcxt = AllocSetContextCreate(st->cxt, "CompSpill store block",
+										   ALLOCSET_DEFAULT_SIZES);
 		MemoryContextSwitchTo(oldcxt);
 	}
 	CompSpillReaderSeek(st->reader, run, lo);

@@ -322,6 +322,34 @@ CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size)
 }
 
 /*
+ * Use blocks of about block_size bytes from the next frame of the run of
+ * column frames being written on; called between frames, when the encoder
+ * holds no rows.  The encoder is made anew for the new size, and chooses
+ * its encodings again: every frame stands alone.  For a store, whose one
+ * run begins with small blocks while the rows it spills still fill the
+ * memory.
+ */
+void
+CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size)
+{
+	MemoryContext oldcxt;
+
+	Assert(sp->run != NULL && !sp->run->rows);
+	Assert(CompSpillEncoderRows(sp->enc) == 0);
+	if (block_size == sp->block_size)
+		return;
+	sp->block_size = block_size;
+	sp->stats->block_size = block_size;
+	compspill_free_writer(sp);
+	sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
+										 ALLOCSET_SMALL_SIZES);
+	oldcxt = MemoryContextSwitchTo(sp->writecxt);
+	sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+	MemoryContextSwitchTo(oldcxt);
+	CompSpillEncoderNewRun(sp->enc);
+}
+
+/*
  * Start writing a new run of row frames (rows) or column frames, described
  * into *run as it is written.
  */

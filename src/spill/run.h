@@ -63,6 +63,7 @@ extern void CompSpillSpillerSetPhase(CompSpillSpiller *sp,
 									 CompSpillPhase phase, int pass,
 									 int npasses);
 extern void CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size);
+extern void CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size);
 extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
 											int width);
 extern void CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run);
