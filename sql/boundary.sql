@@ -39,18 +39,24 @@ LANGUAGE sql AS $$
     SELECT bd_sort(n, native)->>'Sort Method' LIKE 'external%'
 $$;
 
--- the most rows sorted in memory, between lo (in memory) and hi (spills)
-CREATE FUNCTION bd_boundary(native bool, lo int, hi int) RETURNS int
-LANGUAGE plpgsql AS $$
+-- the most rows kept in memory, between lo (in memory) and hi (spills),
+-- by bisection: spills names the function that says whether n rows spill
+-- (bd_spills for sorts, bd_store_spills for stores)
+CREATE FUNCTION bd_boundary(spills text, native bool, lo int, hi int)
+RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
     mid int;
+    s bool;
 BEGIN
-    IF bd_spills(lo, native) OR NOT bd_spills(hi, native) THEN
+    EXECUTE format('SELECT %1$I(%2$s, %4$L) OR NOT %1$I(%3$s, %4$L)',
+                   spills, lo, hi, native) INTO s;
+    IF s THEN
         RAISE EXCEPTION 'no boundary between % and % rows', lo, hi;
     END IF;
     WHILE hi - lo > 1 LOOP
         mid := (lo + hi) / 2;
-        IF bd_spills(mid, native) THEN
+        EXECUTE format('SELECT %I(%s, %L)', spills, mid, native) INTO s;
+        IF s THEN
             hi := mid;
         ELSE
             lo := mid;
@@ -81,8 +87,8 @@ DECLARE
     m int;
 BEGIN
     PERFORM set_config('work_mem', wm, true);
-    nat := bd_boundary(true, 100, 60000);
-    cs := bd_boundary(false, 100, 60000);
+    nat := bd_boundary('bd_spills', true, 100, 60000);
+    cs := bd_boundary('bd_spills', false, 100, 60000);
     m := least(nat, cs);
     RETURN QUERY SELECT wm, cs >= nat * (0.90 - slack),
         (bd_sort(m, false)->>'Peak Memory Used')::int <=
@@ -122,26 +128,6 @@ LANGUAGE sql AS $$
     FROM bd_store(n, native) j
 $$;
 
--- the most rows a store keeps in memory, between lo and hi
-CREATE FUNCTION bd_store_boundary(native bool, lo int, hi int) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    mid int;
-BEGIN
-    IF bd_store_spills(lo, native) OR NOT bd_store_spills(hi, native) THEN
-        RAISE EXCEPTION 'no boundary between % and % rows', lo, hi;
-    END IF;
-    WHILE hi - lo > 1 LOOP
-        mid := (lo + hi) / 2;
-        IF bd_store_spills(mid, native) THEN
-            hi := mid;
-        ELSE
-            lo := mid;
-        END IF;
-    END LOOP;
-    RETURN lo;
-END $$;
-
 -- At work_mem wm: the most rows a store keeps in memory, natively and
 -- under compspill, and what each holds at the smaller of the two (their
 -- Maximum Storage; native tuplestore gives it from 18 on, so on 15 only
@@ -164,8 +150,8 @@ DECLARE
     natmem int;
 BEGIN
     PERFORM set_config('work_mem', wm, true);
-    nat := bd_store_boundary(true, 100, 60000);
-    cs := bd_store_boundary(false, 100, 60000);
+    nat := bd_boundary('bd_store_spills', true, 100, 60000);
+    cs := bd_boundary('bd_store_spills', false, 100, 60000);
     m := least(nat, cs);
     natmem := (bd_store(m, true)->>'Maximum Storage')::int;
     RETURN QUERY SELECT wm, cs >= nat * 0.90,
