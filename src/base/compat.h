@@ -129,14 +129,15 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
  * The context of a sort's tuples, which are freed all at once when a run is
  * written: 17's bump context, which keeps no header per chunk (tuplesort
  * holds its tuples in one since 17), and a generation context before it.
- * Nothing may pfree, repalloc or ask the space of a chunk of it.
+ * Nothing may pfree, repalloc or ask the space of a chunk of it.  keep is
+ * the size of its keeper block, which a reset does not free (0: none).
  */
 #if PG_VERSION_NUM >= 170000
-#define CompSpillTupleContextCreate(parent, name, init, max) \
-	BumpContextCreate((parent), (name), 0, (init), (max))
+#define CompSpillTupleContextCreate(parent, name, keep, init, max) \
+	BumpContextCreate((parent), (name), (keep), (init), (max))
 #else
-#define CompSpillTupleContextCreate(parent, name, init, max) \
-	GenerationContextCreate((parent), (name), 0, (init), (max))
+#define CompSpillTupleContextCreate(parent, name, keep, init, max) \
+	GenerationContextCreate((parent), (name), (keep), (init), (max))
 #endif
 
 /*

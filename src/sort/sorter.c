@@ -127,6 +127,8 @@ typedef struct CompSpillSortTuple
 	MinimalTuple tuple;			/* the row */
 	Datum		datum1;			/* first key, possibly abbreviated */
 	bool		isnull1;		/* is the first key NULL? */
+	uint32		key1off;		/* where an abbreviated first key's whole
+								 * value starts in the tuple */
 } CompSpillSortTuple;
 
 typedef enum CompSpillSorterStatus
@@ -142,6 +144,8 @@ struct CompSpillSorter
 	CompSpillSorterStatus status;
 	MemoryContext maincxt;		/* everything this sort owns */
 	MemoryContext tuplecxt;		/* tuples of the run being loaded */
+	int64		tuple_keep;		/* its keeper block, kept across runs, or 0 */
+	int64		tuple_bytes;	/* tuple bytes loaded since it was reset */
 	TupleDesc	tupdesc;
 	int			natts;
 	CompSpillSettings settings; /* captured at executor start */
@@ -228,8 +232,11 @@ compspill_cmp_tail(const CompSpillSortTuple *a, const CompSpillSortTuple *b,
 
 	if (ssup->abbrev_converter)
 	{
-		da = heap_getattr(&ha, s->attno1, s->tupdesc, &na);
-		db = heap_getattr(&hb, s->attno1, s->tupdesc, &nb);
+		/* the whole first keys, where compspill_set_datum1 found them */
+		na = a->isnull1;
+		nb = b->isnull1;
+		da = na ? (Datum) 0 : PointerGetDatum((char *) a->tuple + a->key1off);
+		db = nb ? (Datum) 0 : PointerGetDatum((char *) b->tuple + b->key1off);
 		cmp = ApplySortAbbrevFullComparator(da, na, db, nb, ssup);
 		if (cmp != 0)
 			return cmp;
@@ -423,6 +430,79 @@ compspill_measure_cb(void *arg)
 	return compspill_measure((CompSpillSorter *) arg);
 }
 
+static void compspill_remeasure(CompSpillSorter *s);
+
+/*
+ * What the tuples of the run being loaded take.  Without a keeper block
+ * that is what the tuple context holds.  With one (see
+ * compspill_keep_tuple_memory) the context holds the keeper whether it is
+ * full or not: while nothing else was allocated, the tuples take at most
+ * the bytes loaded since the reset, and once a block was added besides it
+ * the keeper is full and everything the context holds counts.
+ */
+static inline int64
+compspill_tuple_mem(CompSpillSorter *s)
+{
+	int64		held = (int64) s->tuplecxt->mem_allocated;
+
+	if (s->tuple_keep == 0 || held > s->tuple_keep)
+		return held;
+	return Min(s->tuple_bytes, s->tuple_keep);
+}
+
+/*
+ * Make the tuple context anew, with a keeper block of keep bytes (none if
+ * 0).  Its blocks grow to the tuple block's size, or the keeper's.
+ */
+static void
+compspill_make_tuple_context(CompSpillSorter *s, int64 keep)
+{
+	Size		init = Min(s->tuple_block, 8192);
+
+	if (s->tuplecxt != NULL)
+		MemoryContextDelete(s->tuplecxt);
+	keep = keep > 0 ? Max(MAXALIGN_DOWN(keep), 1024) : 0;
+	s->tuplecxt = CompSpillTupleContextCreate(s->maincxt,
+											  "CompSpill sort tuples",
+											  (Size) keep, init,
+											  Max((Size) s->tuple_block,
+												  (Size) keep));
+	s->tuple_keep = keep;
+	s->tuple_bytes = 0;
+}
+
+/*
+ * Between runs of a spilling sort, keep the tuples' memory for the next
+ * run instead of giving it back to malloc: a keeper block as large as the
+ * tuples of a run may take now (work_mem less all else the sort holds and
+ * a block).  Resetting a context frees its blocks, and malloc gives the
+ * top of its heap back to the kernel once more than a little is free
+ * there, so every run would otherwise shrink and grow the heap again, a
+ * brk and a flush of the other CPUs' TLBs per block, and fault every page
+ * in anew.  Native sort escapes that through its larger blocks, which are
+ * mmap'd and make malloc keep more free memory; compspill's blocks are
+ * small so that a run never passes work_mem by much.  The keeper is made
+ * anew only when it must shrink (the rest of the sort grew) or could grow
+ * by an eighth.
+ */
+static void
+compspill_keep_tuple_memory(CompSpillSorter *s)
+{
+	int64		want;
+
+	want = s->allowed_mem - s->other_mem - s->tuple_block;
+	want = MAXALIGN_DOWN(Min(want, (int64) MaxAllocSize));
+	if (want < 4 * s->tuple_block)
+		want = 0;
+	if (s->tuple_keep == 0 && want == 0)
+		return;
+	if (s->tuple_keep > want || want > s->tuple_keep + s->tuple_keep / 8)
+	{
+		compspill_make_tuple_context(s, want);
+		compspill_remeasure(s);
+	}
+}
+
 /*
  * Measure again what the sort holds besides its tuples, with the writer's
  * reservation while the writer does not exist and the room the next run's
@@ -473,7 +553,7 @@ compspill_reserve_due(CompSpillSorter *s, int64 rows)
 static inline bool
 compspill_memory_full(CompSpillSorter *s)
 {
-	int64		tuples = (int64) s->tuplecxt->mem_allocated;
+	int64		tuples = compspill_tuple_mem(s);
 	int64		other = s->other_mem - s->writer_reserve +
 		compspill_reserve_due(s, s->memtupcount);
 
@@ -493,7 +573,12 @@ compspill_set_datum1(CompSpillSorter *s, CompSpillSortTuple *stup)
 	htup.t_data = (HeapTupleHeader) ((char *) stup->tuple - MINIMAL_TUPLE_OFFSET);
 	stup->datum1 = heap_getattr(&htup, s->attno1, s->tupdesc, &stup->isnull1);
 	if (s->ssup->abbrev_converter && !stup->isnull1)
+	{
+		/* an abbreviating type is by reference: the value is in the tuple */
+		stup->key1off = (uint32) ((char *) DatumGetPointer(stup->datum1) -
+								  (char *) stup->tuple);
 		stup->datum1 = s->ssup->abbrev_converter(stup->datum1, s->ssup);
+	}
 }
 
 /*
@@ -567,9 +652,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
 	s->tuple_block = Min(Max(s->allowed_mem / COMPSPILL_TUPLE_BLOCK_SHARE, 4096),
 						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
-	s->tuplecxt = CompSpillTupleContextCreate(maincxt, "CompSpill sort tuples",
-											  Min(s->tuple_block, 8192),
-											  s->tuple_block);
+	compspill_make_tuple_context(s, 0);
 
 	/*
 	 * A single by-value column sorted on itself takes the datum path, as
@@ -694,7 +777,7 @@ compspill_grow_memtuples(CompSpillSorter *s)
 		int64		room;
 		int64		fit;
 
-		per_row = (int64) s->tuplecxt->mem_allocated / s->memtupcount +
+		per_row = compspill_tuple_mem(s) / s->memtupcount +
 			(int64) sizeof(CompSpillSortTuple);
 		room = s->allowed_mem - s->tuple_block -
 			(s->other_mem - s->writer_reserve - oldspace);
@@ -1125,11 +1208,14 @@ compspill_dump_run(CompSpillSorter *s)
 		s->writer_reserve += compspill_writer_memory(s, s->block_size);
 	}
 	MemoryContextReset(s->tuplecxt);
+	s->tuple_bytes = 0;
 	if (compacted != NULL)
 		compspill_restore_memtuples(s, compacted, first_tuples, first_rows);
 	compspill_bound_runs(s);
 	compspill_reserve_run(s);
 	compspill_remeasure(s);
+	if (!s->datum_mode)
+		compspill_keep_tuple_memory(s);
 }
 
 /*
@@ -1178,6 +1264,7 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
 	stup->tuple = ExecCopySlotMinimalTuple(slot);
 	MemoryContextSwitchTo(oldcxt);
+	s->tuple_bytes += MAXALIGN(stup->tuple->t_len);
 	compspill_set_datum1(s, stup);
 	s->memtupcount++;
 
@@ -1257,7 +1344,10 @@ CompSpillSorterFinish(CompSpillSorter *s)
 	s->memtuples = NULL;
 	s->datums = NULL;
 	s->memtupsize = 0;
-	MemoryContextReset(s->tuplecxt);
+	if (s->tuple_keep > 0)
+		compspill_make_tuple_context(s, 0);
+	else
+		MemoryContextReset(s->tuplecxt);
 
 	compspill_unabbreviate(s->ssup);
 
@@ -1459,7 +1549,11 @@ CompSpillSorterReset(CompSpillSorter *s)
 	}
 	s->nruns = 0;
 
-	MemoryContextReset(s->tuplecxt);
+	if (s->tuple_keep > 0)
+		compspill_make_tuple_context(s, 0);
+	else
+		MemoryContextReset(s->tuplecxt);
+	s->tuple_bytes = 0;
 	s->memtupcount = 0;
 	s->ndatums = 0;
 	s->nnulls = 0;
