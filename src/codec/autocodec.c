@@ -141,6 +141,7 @@
 
 #include "base/settings.h"
 #include "codec/autocodec.h"
+#include "codec/autocodec_private.h"
 
 /* decompression cost as a fraction of compression cost, until measured */
 #define COMPSPILL_AUTO_LZ4_DECOMPRESS		0.2
@@ -413,6 +414,13 @@ compspill_auto_stored_codec(CompSpillCodec codec)
 	return codec == COMPSPILL_CODEC_NONE ||
 		codec == COMPSPILL_CODEC_LZ4 ||
 		codec == COMPSPILL_CODEC_ZSTD;
+}
+
+/* Return the bytes of an auto codec state, for its owner to allocate */
+Size
+CompSpillAutoSize(void)
+{
+	return sizeof(CompSpillAutoCodec);
 }
 
 /*

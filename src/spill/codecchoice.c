@@ -53,7 +53,7 @@ CompSpillWantRowFrames(CompSpillSpiller *sp)
 	}
 	if (sp->set.codec != COMPSPILL_CODEC_AUTO)
 		return false;
-	return CompSpillAutoRowFrames(&sp->ac);
+	return CompSpillAutoRowFrames(sp->ac);
 }
 
 /*
@@ -70,7 +70,7 @@ compspill_frame_codec(CompSpillSpiller *sp)
 	{
 		if (++sp->room_frames >= COMPSPILL_ROOM_CHECK_FRAMES)
 			compspill_room_check(sp);
-		return CompSpillAutoNext(&sp->ac);
+		return CompSpillAutoNext(sp->ac);
 	}
 	return sp->set.codec;
 }
@@ -136,10 +136,10 @@ compspill_room_check(CompSpillSpiller *sp)
 
 	if (need <= budget)
 	{
-		CompSpillAutoSetRoom(&sp->ac, INFINITY);
+		CompSpillAutoSetRoom(sp->ac, INFINITY);
 		return;
 	}
-	CompSpillAutoSetRoom(&sp->ac, Max(budget, 0.0) / need);
+	CompSpillAutoSetRoom(sp->ac, Max(budget, 0.0) / need);
 	if (sp->stats->room == COMPSPILL_ROOM_NONE)
 		sp->stats->room = limit;
 }
@@ -162,9 +162,9 @@ compspill_io_is_cheap(CompSpillSpiller *sp, CompSpillCodec codec)
 	double		write_ns;
 	double		read_ns;
 
-	if (codec != COMPSPILL_CODEC_NONE || CompSpillAutoRoomShort(&sp->ac))
+	if (codec != COMPSPILL_CODEC_NONE || CompSpillAutoRoomShort(sp->ac))
 		return false;
-	CompSpillAutoCurrentCosts(&sp->ac, cost, &write_ns, &read_ns);
+	CompSpillAutoCurrentCosts(sp->ac, cost, &write_ns, &read_ns);
 	return write_ns + read_ns < COMPSPILL_CHEAP_IO_NS;
 }
 
@@ -196,11 +196,11 @@ compspill_feed_io(CompSpillSpiller *sp)
 	CompSpillStats *st = sp->stats;
 	double		secs;
 
-	CompSpillAutoSetDirect(&sp->ac, st->dio_active);
+	CompSpillAutoSetDirect(sp->ac, st->dio_active);
 	if (compspill_io_since(st->bytes_written, st->write_time,
 						   &sp->ac_written, &sp->ac_write_time, &secs))
 	{
-		CompSpillAutoRecordWrite(&sp->ac, st->bytes_written - sp->ac_written,
+		CompSpillAutoRecordWrite(sp->ac, st->bytes_written - sp->ac_written,
 								 secs);
 		sp->ac_written = st->bytes_written;
 		sp->ac_write_time = st->write_time;
@@ -208,7 +208,7 @@ compspill_feed_io(CompSpillSpiller *sp)
 	if (compspill_io_since(st->bytes_read, st->read_time,
 						   &sp->ac_read, &sp->ac_read_time, &secs))
 	{
-		CompSpillAutoRecordRead(&sp->ac, st->bytes_read - sp->ac_read, secs);
+		CompSpillAutoRecordRead(sp->ac, st->bytes_read - sp->ac_read, secs);
 		sp->ac_read = st->bytes_read;
 		sp->ac_read_time = st->read_time;
 	}

@@ -221,7 +221,7 @@ compspill_load_frame(CompSpillRunReader *r)
 		if (r->sp->set.codec == COMPSPILL_CODEC_AUTO)
 		{
 			INSTR_TIME_SUBTRACT(end, start);
-			CompSpillAutoRecordDecompress(&r->sp->ac,
+			CompSpillAutoRecordDecompress(r->sp->ac,
 										  (CompSpillCodec) hdr.codec,
 										  hdr.raw_len,
 										  INSTR_TIME_GET_DOUBLE(end));

@@ -76,7 +76,7 @@ struct CompSpillSpiller
 	int64		rows_formed;	/* rows of the runs of level 0 finished */
 
 	/* codec = auto: the costs measured so far, and the I/O already fed */
-	CompSpillAutoCodec ac;
+	CompSpillAutoCodec *ac;		/* its state, in sp's chunk (spiller.c) */
 	int64		ac_written;
 	instr_time	ac_write_time;
 	int64		ac_read;

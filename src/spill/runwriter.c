@@ -350,7 +350,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
 		{
 			INSTR_TIME_SUBTRACT(end, start);
-			CompSpillAutoRecordCompress(&sp->ac, codec, rawlen,
+			CompSpillAutoRecordCompress(sp->ac, codec, rawlen,
 										clen > 0 ? clen : rawlen,
 										INSTR_TIME_GET_DOUBLE(end));
 		}

@@ -63,7 +63,14 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 								ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
-	sp = palloc0(sizeof(CompSpillSpiller));
+	/*
+	 * The auto codec's state, opaque here, follows the spill object in the
+	 * same chunk: one allocation, zeroed whatever the codec, set up below
+	 * for codec = auto only.
+	 */
+	sp = palloc0(MAXALIGN(sizeof(CompSpillSpiller)) + CompSpillAutoSize());
+	sp->ac = (CompSpillAutoCodec *) ((char *) sp +
+									 MAXALIGN(sizeof(CompSpillSpiller)));
 	sp->cxt = cxt;
 	sp->tupdesc = tupdesc;
 	sp->set = *set;
@@ -73,7 +80,7 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 	CompSpillCompressorSetMemLimit(sp->comp, compspill_largest_block(set),
 								   set->mem_limit);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
-		CompSpillAutoInit(&sp->ac, set->level);
+		CompSpillAutoInit(sp->ac, set->level);
 	stats->queryid = set->queryid;
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;
