@@ -20,7 +20,12 @@ OBJS = \
 	src/sort/sorter.o \
 	src/sort/merge.o \
 	src/sort/store.o \
-	src/spill/run.o \
+	src/spill/spiller.o \
+	src/spill/runwriter.o \
+	src/spill/frame.o \
+	src/spill/runreader.o \
+	src/spill/codecchoice.o \
+	src/spill/spillsizing.o \
 	src/spill/spillfile.o \
 	src/codec/blockcodec.o \
 	src/codec/enc/enc_common.o \

@@ -12,8 +12,10 @@
 #	               includes, then the circles found (strongly connected
 #	               components of more than one module), then line counts
 #	  --dot        the graph in Graphviz's dot language instead
-#	  --check      exit 1 if there is a circle, or if a module includes
-#	               one of a layer above its own (LAYERS below)
+#	  --check      exit 1 if there is a circle, if a module includes
+#	               one of a layer above its own (LAYERS below), or if a
+#	               module outside a folder includes that folder's private
+#	               header (a name ending in _private.h: spill/run_private.h)
 #
 # Only includes of the project's own headers count ("dir/file.h", relative
 # to src/); PostgreSQL's and the libraries' headers are left out.
@@ -136,6 +138,18 @@ def upward(edges):
     return bad
 
 
+def private_leaks(edges):
+    """The includes of a folder's private header (a module whose name ends
+    in _private) by a module of another folder."""
+    bad = []
+    for v in sorted(edges):
+        for w in sorted(edges[v]):
+            if (w.endswith("_private") and
+                    os.path.dirname(w) != os.path.dirname(v)):
+                bad.append((v, w))
+    return bad
+
+
 def main(argv):
     dot = "--dot" in argv
     check = "--check" in argv
@@ -155,6 +169,7 @@ def main(argv):
 
     circ = circles(edges)
     up = upward(edges)
+    leaks = private_leaks(edges)
     if not check:
         for v in order:
             name = LAYERS[layer_of(v)][0] if layer_of(v) < len(LAYERS) else "?"
@@ -167,6 +182,9 @@ def main(argv):
         print("includes of a layer above: %d" % len(up))
         for v, w in up:
             print("  %s -> %s" % (v, w))
+        print("includes of another folder's private header: %d" % len(leaks))
+        for v, w in leaks:
+            print("  %s -> %s" % (v, w))
         print()
         print("lines per file:")
         for rel in sorted(lines, key=lambda r: (layer_of(module_of(r)), r)):
@@ -178,7 +196,9 @@ def main(argv):
         print("include circle: " + " <-> ".join(c))
     for v, w in up:
         print("include of a layer above: %s -> %s" % (v, w))
-    return 1 if circ or up else 0
+    for v, w in leaks:
+        print("include of another folder's private header: %s -> %s" % (v, w))
+    return 1 if circ or up or leaks else 0
 
 
 if __name__ == "__main__":

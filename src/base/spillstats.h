@@ -25,7 +25,7 @@
 
 /*
  * The limit that made codec = auto compress for lack of room (see
- * spill/run.c), for EXPLAIN
+ * spill/codecchoice.c), for EXPLAIN
  */
 typedef enum CompSpillRoomLimit
 {

@@ -111,10 +111,10 @@
  * that noise in the measurements does not make it flap; switching itself
  * costs nothing (each frame names its codec), so the margin is small.
  *
- * Room.  The run writer can say that room is short (CompSpillAutoSetRoom):
+ * Room.  The spill can say that room is short (CompSpillAutoSetRoom):
  * the rest of the spill may store at most a given number of bytes per raw
  * byte, or it would pass temp_file_limit, compspill.max_temp_space or the
- * free space of the file system (spill/run.c works the fraction out).
+ * free space of the file system (spill/codecchoice.c works the fraction out).
  * Then the candidates are the codecs whose stored fraction is within it,
  * and of those the one of least time as above
  * (CompSpillAutoDecideRoom); when none is, the one that stores least.  A
@@ -141,6 +141,7 @@
 
 #include "base/settings.h"
 #include "codec/autocodec.h"
+#include "codec/autocodec_private.h"
 
 /* decompression cost as a fraction of compression cost, until measured */
 #define COMPSPILL_AUTO_LZ4_DECOMPRESS		0.2
@@ -413,6 +414,13 @@ compspill_auto_stored_codec(CompSpillCodec codec)
 	return codec == COMPSPILL_CODEC_NONE ||
 		codec == COMPSPILL_CODEC_LZ4 ||
 		codec == COMPSPILL_CODEC_ZSTD;
+}
+
+/* Return the bytes of an auto codec state, for its owner to allocate */
+Size
+CompSpillAutoSize(void)
+{
+	return sizeof(CompSpillAutoCodec);
 }
 
 /*
@@ -701,16 +709,16 @@ CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 }
 
 /*
- * Should the next run be written in row frames, rows laid out as native
- * sort does, rather than in the block codec's column frames?  Column
- * frames cost CPU to encode and decode (about 1.4 ns per byte of rows,
- * see spill/run.c) and save bytes; rows cost a memcpy.  They pay when a
- * byte written and read back costs more than that: so row frames when I/O
- * has been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte
- * written and read, or has not been measured yet (a sort's first run, which
- * the temp files' page cache nearly always takes: its writes are timed and
- * decide the next runs); never when room is short.  The codec of each
- * frame is chosen as ever.
+ * Should the next run be written in row frames, rows laid out as native sort
+ * does, rather than in the block codec's column frames?  Column frames cost
+ * CPU to encode and decode (about 1.4 ns per byte of rows, see
+ * spill/codecchoice.c) and save bytes; rows cost a memcpy.  They pay when a
+ * byte written and read back costs more than that: so row frames when I/O has
+ * been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte written
+ * and read, or has not been measured yet (a sort's first run, which the temp
+ * files' page cache nearly always takes: its writes are timed and decide the
+ * next runs); never when room is short.  The codec of each frame is chosen as
+ * ever.
  */
 #define COMPSPILL_AUTO_ROW_IO_NS	2.0
 

@@ -4,9 +4,11 @@
  *	  compspill.codec = auto: the codec of each frame from the costs
  *	  measured so far (autocodec.c).
  *
- * The state is a struct its owner embeds by value (the spill object of
- * spill/run.c, or the unit test, which reads its fields); only the
- * functions below write it.  No allocation, no errors, no I/O.
+ * The state is opaque to its owner (the spill object, spill/spiller.c),
+ * which allocates CompSpillAutoSize bytes for it; only the functions below
+ * read or write it.  Its fields are in codec/autocodec_private.h, for
+ * autocodec.c and the unit test, which reads them.  No allocation, no
+ * errors, no I/O.
  *
  * IDENTIFICATION
  *	  src/codec/autocodec.h
@@ -30,65 +32,11 @@ typedef struct CompSpillCodecCost
 } CompSpillCodecCost;
 
 /*
- * A smoothed figure (a per-byte cost or the stored fraction); written by
- * autocodec.c only.  Samples are summed in pending_* until they are long
- * enough to be timed reliably, then folded into value.
+ * The online state of compspill.codec = auto for one operation: opaque,
+ * CompSpillAutoSize bytes its owner allocates and CompSpillAutoInit sets
+ * up (its fields are codec/autocodec_private.h's)
  */
-typedef struct CompSpillAutoEstimate
-{
-	double		value;			/* smoothed amount per unit */
-	bool		known;			/* value holds at least one sample */
-	double		stamp;			/* stream position at the last fold */
-	double		pending_units;	/* units (bytes) not yet folded in */
-	double		pending_amount; /* their amount (ns or bytes) */
-} CompSpillAutoEstimate;
-
-/* Per stored codec measurements; written by autocodec.c only */
-typedef struct CompSpillAutoCodecState
-{
-	CompSpillAutoEstimate compress; /* ns per raw byte */
-	CompSpillAutoEstimate decompress;	/* ns per raw byte */
-	CompSpillAutoEstimate stored;	/* stored bytes per raw byte */
-	int64		last_block;		/* last block handed out with it, or -1 */
-	int64		blocks;			/* blocks handed out with it */
-	int64		probes;			/* of which probes */
-} CompSpillAutoCodecState;
-
-/*
- * The online state of compspill.codec = auto for one operation, embedded
- * by value in its run writer.  Read the fields, write them only through
- * the functions below.
- */
-typedef struct CompSpillAutoCodec
-{
-	int			zstd_level;		/* the level zstd is measured at */
-	double		reads_per_write;	/* times each written byte is read: 1,
-									 * the next merge or the store's reader;
-									 * a Material read again by each outer
-									 * row of a nested loop is mostly
-									 * written before its first rescan (in
-									 * full, but for semi and anti joins),
-									 * so a count of its rescans would come
-									 * too late to weigh its frames' codecs */
-	CompSpillCodec choice;		/* the current choice */
-	int64		nblocks;		/* blocks handed out */
-	int64		nprobes;		/* of which probes of another codec */
-	int64		nswitches;		/* changes of choice */
-	/* stream positions, in bytes, that age the estimates */
-	double		compressed_bytes;	/* raw bytes through RecordCompress */
-	double		decompressed_bytes; /* raw bytes through RecordDecompress */
-	double		written_bytes;	/* file bytes through RecordWrite */
-	double		read_bytes;		/* file bytes through RecordRead */
-	CompSpillAutoEstimate write;	/* ns per file byte written */
-	double		write_floor;	/* the cheapest write sample, ns per byte,
-								 * or -1 */
-	bool		direct;			/* the file does direct I/O */
-	double		room_fraction;	/* the most stored bytes per raw byte the
-								 * rest of the spill may take for lack of
-								 * room, or INFINITY: no limit */
-	CompSpillAutoEstimate read; /* ns per file byte read */
-	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
-} CompSpillAutoCodec;
+typedef struct CompSpillAutoCodec CompSpillAutoCodec;
 
 extern double CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 									 double write_ns_per_byte,
@@ -103,6 +51,7 @@ extern CompSpillCodec CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMP
 											  double read_ns_per_byte,
 											  double reads_per_write,
 											  double room_fraction);
+extern Size CompSpillAutoSize(void);
 extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
 extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,

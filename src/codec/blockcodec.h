@@ -4,8 +4,12 @@
  *	  The block codec: N rows to column streams and back (blockcodec.c).
  *
  * Knows tuple descriptors and Datums, not frames, compression or files.
- * Its caller is the spill object (spill/run.c), which embeds a decoded
- * block in each run reader; the fields marked private are the codec's.
+ * Its caller is the spill layer: spill/runwriter.c encodes, and each run
+ * reader (spill/run_private.h) embeds a decoded block that spill/frame.c
+ * decodes into.  The fields marked private are the codec's; they stay in
+ * the struct, which its owner embeds by value, because the column
+ * encodings (enc/) use the arena for each value and test/fuzz checks that
+ * by-reference values lie within it.
  *
  * IDENTIFICATION
  *	  src/codec/blockcodec.h

@@ -4,7 +4,8 @@
  *	  compspill.encryption: AES-256-GCM of each frame's payload with a
  *	  per-backend ephemeral key (cipher.c).
  *
- * Bytes only.  Its one caller is the spill object (spill/run.c).
+ * Bytes only.  Its callers are the spill layer's frames
+ * (spill/runwriter.c writes them, spill/frame.c reads them back).
  *
  * IDENTIFICATION
  *	  src/codec/cipher.h

@@ -5,7 +5,8 @@
  *	  codec's contexts kept for the operation (compress.c).
  *
  * Bytes only: it knows no rows, frames or files.  Its one caller is the
- * spill object (spill/run.c), which frames what it returns.
+ * spill layer (spill/runwriter.c frames what it returns, spill/frame.c
+ * reads it back).
  *
  * IDENTIFICATION
  *	  src/codec/compress.h

@@ -30,7 +30,7 @@
  * the plan expects the sort to spill, a small writer's otherwise.
  *
  * When memory runs out, the array is sorted and written out as a run
- * through the operation's spill object (run.c), in the frame kind it
+ * through the operation's spill object (spill/run.h), in the frame kind it
  * chooses for the run (CompSpillWantRowFrames): row frames take the
  * tuples as they are, two memcpys a row; column frames take each row
  * deformed once, its datums laid out column by column by the block

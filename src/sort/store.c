@@ -15,7 +15,7 @@
  *
  * In memory the rows are minimal tuples in a generation context, as
  * tuplestore keeps them.  When they outgrow work_mem, all of them are
- * encoded into one run of the store's spill object (run.c), in blocks,
+ * encoded into one run of the store's spill object (spill/run.h), in blocks,
  * and freed; from then on every row put goes to the run's encoder.  The
  * run keeps an index of its frames (where each starts, and its first row),
  * so that a row number leads to one frame: reading any row decodes at most

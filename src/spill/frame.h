@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * frame.h
- *	  The frame, the unit on disk: its header (see spill/run.c's banner).
+ *	  The frame, the unit on disk: its header (see spill/frame.c's banner).
  *
- * Private to spill/run.c, which writes and reads frames; test/fuzz
- * builds frames of its own with it.  No other layer includes it.
+ * Private to the spill layer: runwriter.c writes frames, frame.c reads
+ * them back; test/fuzz builds frames of its own with it.  No other layer
+ * includes it.
  *
  * IDENTIFICATION
  *	  src/spill/frame.h
@@ -14,7 +15,7 @@
 #ifndef COMPSPILL_FRAME_H
 #define COMPSPILL_FRAME_H
 
-/* run.c: the frame header */
+/* frame.c: the frame header */
 
 /* "CSBK" when the bytes are read in order on a little-endian machine */
 #define COMPSPILL_FRAME_MAGIC	0x4B425343

@@ -1,12 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * run.h
- *	  The spill object of one operation, runs of framed blocks in its file,
- *	  and the readers of runs (run.c).
+ *	  The spill layer's public face: the spill object of one operation,
+ *	  runs of framed blocks in its file, and the readers of runs.
  *
  * The layers above (sorter, merge, store) spill rows through this and
  * nothing else: the codec, compression, cipher and file are the spill
- * object's.  Nothing in it is sort-specific.
+ * object's.  Nothing in it is sort-specific.  The functions live in the
+ * spill layer's files, one concern each (see spiller.c's banner), named
+ * above each group below; what those files share is spill/run_private.h.
  *
  * IDENTIFICATION
  *	  src/spill/run.h
@@ -23,7 +25,7 @@
 #include "shared/activity.h"
 #include "spill/spillfile.h"
 
-/* run.c */
+/* spiller.c and runreader.c; their fields are run_private.h's */
 typedef struct CompSpillSpiller CompSpillSpiller;
 typedef struct CompSpillRunReader CompSpillRunReader;
 
@@ -53,6 +55,7 @@ typedef struct CompSpillRun
 #define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
 #define COMPSPILL_MIN_WRITE_SIZE	(8 * 1024)
 
+/* spiller.c */
 extern CompSpillSpiller *CompSpillSpillerCreate(TupleDesc tupdesc,
 												 const char *what,
 												 const CompSpillSettings *set,
@@ -63,37 +66,34 @@ extern void CompSpillSpillerSetPhase(CompSpillSpiller *sp,
 									 CompSpillPhase phase, int pass,
 									 int npasses);
 extern void CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size);
-extern void CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size);
-extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
-											int width);
-extern void CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run);
-extern void CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run);
-extern void CompSpillRunSync(CompSpillSpiller *sp);
-extern int64 CompSpillRunWritten(CompSpillSpiller *sp);
-extern void CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values,
-								  bool *isnull);
-extern bool CompSpillWantRowFrames(CompSpillSpiller *sp);
-extern void CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run);
-extern void CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup);
-extern void CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup);
-extern void CompSpillRunCutFrame(CompSpillSpiller *sp);
-extern void CompSpillRunEnd(CompSpillSpiller *sp);
 extern void CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run);
 extern void CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run,
 									  int64 offset);
 extern void CompSpillSpillerEndWrites(CompSpillSpiller *sp);
 extern void CompSpillSpillerEnd(CompSpillSpiller *sp);
-extern Size CompSpillWriterMemory(Size block_size, Size write_size);
-extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
-extern void CompSpillChooseSizes(const CompSpillSettings *set,
-								 int64 allowed_mem, Size *block_size,
-								 Size *write_size, Size *extent_size);
-extern int64 CompSpillWriterHeld(CompSpillSpiller *sp);
 extern int64 CompSpillMallocHeld(CompSpillSpiller *sp);
-extern int64 CompSpillMallocEstimate(const CompSpillSettings *set,
-									 Size block);
-extern int64 CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing);
+extern int64 CompSpillWriterHeld(CompSpillSpiller *sp);
 
+/* runwriter.c */
+extern void CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size);
+extern void CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup);
+extern void CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup);
+extern void CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunSync(CompSpillSpiller *sp);
+extern int64 CompSpillRunWritten(CompSpillSpiller *sp);
+extern void CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values,
+								  bool *isnull);
+extern void CompSpillRunCutFrame(CompSpillSpiller *sp);
+extern void CompSpillRunEnd(CompSpillSpiller *sp);
+
+/* codecchoice.c */
+extern bool CompSpillWantRowFrames(CompSpillSpiller *sp);
+extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
+											int width);
+
+/* runreader.c */
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpillSpiller *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
@@ -102,8 +102,18 @@ extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
 extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
-extern void CompSpillReaderFree(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
+extern void CompSpillReaderFree(CompSpillRunReader *r);
+
+/* spillsizing.c */
+extern int64 CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing);
+extern int64 CompSpillMallocEstimate(const CompSpillSettings *set,
+									 Size block);
+extern void CompSpillChooseSizes(const CompSpillSettings *set,
+								 int64 allowed_mem, Size *block_size,
+								 Size *write_size, Size *extent_size);
+extern Size CompSpillWriterMemory(Size block_size, Size write_size);
+extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
 extern Size CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows);
 extern Size CompSpillMaxRow(CompSpillSpiller *sp);
 extern int64 CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes);

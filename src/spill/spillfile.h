@@ -4,9 +4,9 @@
  *	  The spill file: one PostgreSQL temp file per operation, its extents,
  *	  aligned and coalesced writes, O_DIRECT (spillfile.c).
  *
- * Knows fd.c only.  Its caller is the spill object (spill/run.c), which
- * embeds the extent list of each run; the run layer above knows files
- * only through it.
+ * Knows fd.c only.  Its callers are the spill layer's other files (the
+ * spill object of spill/spiller.c owns the file), whose runs embed their
+ * extent lists; the layers above know files only through them.
  *
  * IDENTIFICATION
  *	  src/spill/spillfile.h

@@ -7,7 +7,7 @@
  * a sort would spill it), builds the Datums a sort would hand the codec
  * (int8 / int4 / date by value; numeric, char(n) and varchar as varlenas
  * with 1-byte headers, as a heap tuple holds them), and encodes them in
- * blocks of about 64 kB the way run.c does.  It reports:
+ * blocks of about 64 kB the way spill/runwriter.c does.  It reports:
  *
  *	- bytes before encoding: the rows' minimal tuple sizes, the figure the
  *	  sort node's EXPLAIN divides by;

@@ -33,8 +33,8 @@
  * header fields, a wrong row count) must be rejected or read in bounds.
  *
  * In encrypted mode the blocks of an iteration (in half the iterations
- * their row frames) are the frames of one encrypted run, written as run.c
- * writes them (compressed, then
+ * their row frames) are the frames of one encrypted run, written as
+ * spill/runwriter.c writes them (compressed, then
  * CompSpillEncrypt with the frame header as additional data and the
  * (run serial, frame index) nonce); each must decrypt, decompress and
  * decode to its rows, and every copy with its ciphertext, tag or
@@ -1675,12 +1675,14 @@ fuzz_row_frame(TupleDesc desc, CompSpillRowCursor *rc, const char *raw,
 }
 
 /* ----------------------------------------------------------------
- * Encrypted mode: frames written and read as run.c does.
+ * Encrypted mode: frames written and read as spill/runwriter.c and
+ * spill/frame.c do.
  *
  * Each block is compressed (none, lz4 or zstd, stored raw when that does
  * not pay) and encrypted with CompSpillEncrypt as frame b of a run whose
  * serial comes from CompSpillCipherRunSerial, with the frame header (crc
- * zeroed) as additional authenticated data: run.c's compspill_emit_frame.
+ * zeroed) as additional authenticated data: runwriter.c's
+ * compspill_emit_frame.
  * Reading it back mirrors compspill_load_frame: CompSpillDecrypt with the
  * header, crc zeroed, and the (serial, frame) the reader expects, then
  * CompSpillDecompress, then the decoder, whose rows must be the ones
@@ -1688,11 +1690,11 @@ fuzz_row_frame(TupleDesc desc, CompSpillRowCursor *rc, const char *raw,
  * header, the bytes read, the frame index, the run serial) must be
  * refused by CompSpillDecrypt, so that none reaches the decoder.
  *
- * The CRC is left zero.  run.c checks it before decrypting, which stops
+ * The CRC is left zero.  frame.c checks it before decrypting, which stops
  * a torn write but not someone who writes the file: the mutations model
  * the latter, who fixes the CRC up, so every one of them gets as far as
  * CompSpillDecrypt.  Changing the crc field alone is the control: it is
- * not authenticated (run.c zeroes it in the AAD), so such a frame must
+ * not authenticated (frame.c zeroes it in the AAD), so such a frame must
  * still decrypt and decode.
  * ----------------------------------------------------------------
  */
@@ -1801,7 +1803,7 @@ resize_frame(FuzzFrame *f, Size len)
 
 /*
  * Write payload pl as frame index of the run, asking codec for it, as
- * run.c's compspill_emit_frame does.
+ * runwriter.c's compspill_emit_frame does.
  */
 static FuzzFrame
 write_frame(FuzzRun *run, CompSpillCodec codec, const FuzzPayload *pl,
@@ -1852,7 +1854,7 @@ write_frame(FuzzRun *run, CompSpillCodec codec, const FuzzPayload *pl,
 }
 
 /*
- * Authenticate and decrypt frame f in place as run.c's reader does: the
+ * Authenticate and decrypt frame f in place as frame.c's reader does: the
  * header with crc zeroed as the additional data, the nonce from the
  * serial and index the reader expects.  An ERROR is caught and reported
  * as such.
@@ -2276,7 +2278,7 @@ run_iteration(int mutations)
 		}
 		count_encodings(raw, rawlen);
 
-		/* the same rows as a row frame, written as run.c writes them */
+		/* the same rows as a row frame, written as runwriter.c writes them */
 		tups = malloc(sizeof(MinimalTuple) * nrows);
 		offs = malloc(sizeof(Size) * nrows);
 		CompSpillRowWriterInit(&w, CurrentMemoryContext, target);

@@ -34,6 +34,7 @@
 
 #include "base/settings.h"
 #include "codec/autocodec.h"
+#include "codec/autocodec_private.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */
 #undef printf

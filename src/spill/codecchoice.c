@@ -1,0 +1,215 @@
+/*-------------------------------------------------------------------------
+ *
+ * codecchoice.c
+ *	  What a spill writes: the kind of frames of each run and the codec of
+ *	  each frame; with codec = auto, what its chooser is told.
+ *
+ * The explicit codecs and frame kinds are the settings'.  With
+ * compspill.codec = auto the choice is codec/autocodec.c's, from the costs
+ * measured as the spill goes: the writer and frame.c record what each
+ * frame took to compress and to decompress; this file passes on the file's
+ * I/O since the last frame (compspill_feed_io) and, every few frames, the
+ * room the temp file has left for the rest of the input the plan expects
+ * (compspill_room_check).  Everything here runs once per frame or run,
+ * never per row.
+ *
+ * IDENTIFICATION
+ *	  src/spill/codecchoice.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "base/settings.h"
+#include "base/spillstats.h"
+#include "codec/autocodec.h"
+#include "spill/run.h"
+#include "spill/run_private.h"
+#include "spill/spillfile.h"
+
+static void compspill_room_check(CompSpillSpiller *sp);
+
+/*
+ * Should the next run of a sort be written in row frames?  As
+ * compspill.frame_kind says; with auto, only codec = auto ever chooses
+ * them, from the costs it has measured (CompSpillAutoRowFrames): the
+ * explicit codecs were asked for to save bytes, which column frames do.
+ */
+bool
+CompSpillWantRowFrames(CompSpillSpiller *sp)
+{
+	switch (sp->set.frame_kind)
+	{
+		case COMPSPILL_FRAME_KIND_ROW:
+			return true;
+		case COMPSPILL_FRAME_KIND_COLUMN:
+			return false;
+		case COMPSPILL_FRAME_KIND_ALTERNATE:
+			return (sp->kind_turn++ % 2) == 0;
+		case COMPSPILL_FRAME_KIND_AUTO:
+			break;
+	}
+	if (sp->set.codec != COMPSPILL_CODEC_AUTO)
+		return false;
+	return CompSpillAutoRowFrames(sp->ac);
+}
+
+/*
+ * Choose the codec of the next frame: the one asked for, or with codec =
+ * auto the one the costs measured so far favour, within the room left
+ * (looked at every COMPSPILL_ROOM_CHECK_FRAMES frames).
+ */
+#define COMPSPILL_ROOM_CHECK_FRAMES	16
+
+CompSpillCodec
+compspill_frame_codec(CompSpillSpiller *sp)
+{
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+	{
+		if (++sp->room_frames >= COMPSPILL_ROOM_CHECK_FRAMES)
+			compspill_room_check(sp);
+		return CompSpillAutoNext(sp->ac);
+	}
+	return sp->set.codec;
+}
+
+/*
+ * Tell the spill how many rows of what width the plan expects its input to
+ * hold, so that codec = auto can compress from the first run when they
+ * would not fit in the room left (compspill_room_check).
+ */
+void
+CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows, int width)
+{
+	sp->expected_rows = rows > 0 ? rows : 0;
+	sp->expected_width = Max(width, 0);
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		compspill_room_check(sp);
+}
+
+/*
+ * codec = auto: is room short?  The rest of the input, at the size the
+ * plan expects (its rows not yet written, at least a tenth of those
+ * written when the estimate is passed; at the encoded bytes per row
+ * measured so far, or the plan's width and a row header before the first
+ * frame), is weighed against what the temp file may still grow by
+ * (CompSpillFileRoom: temp_file_limit, compspill.max_temp_space, the file
+ * system's free space), less COMPSPILL_ROOM_MARGIN of it and the write
+ * buffer.  When it does not fit, the chooser is told the stored fraction
+ * that would (CompSpillAutoSetRoom), and EXPLAIN the limit.  Only while
+ * runs are formed: a merge pass writes into the space its inputs leave,
+ * and keeps the last figure.
+ */
+#define COMPSPILL_ROOM_MARGIN	0.25
+#define COMPSPILL_ROW_HEADER	8
+
+static void
+compspill_room_check(CompSpillSpiller *sp)
+{
+	CompSpillRoomLimit limit;
+	double		done;
+	double		left;
+	double		per_row;
+	double		need;
+	double		budget;
+	int64		room;
+
+	sp->room_frames = 0;
+	if (sp->expected_rows <= 0 || (sp->run != NULL && sp->run->level > 0))
+		return;
+
+	done = (double) sp->rows_formed + (sp->run ? (double) sp->run->nrows : 0);
+	left = Max(sp->expected_rows - done, 0.1 * done);
+	if (sp->raw_written > 0 && done > 0)
+		per_row = (double) sp->raw_written / done;
+	else
+		per_row = sp->expected_width + COMPSPILL_ROW_HEADER;
+	need = left * per_row;
+
+	room = CompSpillFileRoom(sp->file, &limit);
+	if (limit == COMPSPILL_ROOM_NONE)
+		return;
+	budget = (double) room * (1.0 - COMPSPILL_ROOM_MARGIN) -
+		(double) CompSpillFileBufferSize(sp->file);
+
+	if (need <= budget)
+	{
+		CompSpillAutoSetRoom(sp->ac, INFINITY);
+		return;
+	}
+	CompSpillAutoSetRoom(sp->ac, Max(budget, 0.0) / need);
+	if (sp->stats->room == COMPSPILL_ROOM_NONE)
+		sp->stats->room = limit;
+}
+
+/*
+ * With codec = auto, is the next frame going out uncompressed because I/O
+ * costs next to nothing (the temp files sit in the page cache)?  Then the
+ * block codec's sort-aware encodings, which save bytes at a CPU cost, are
+ * not worth finding either: a byte written and read back costs less than
+ * COMPSPILL_CHEAP_IO_NS nanoseconds.  The encodings shrink lineitem's
+ * blocks about threefold and cost about 1.4 ns per byte of rows to find
+ * (perf, scale 0.3): they pay from about 2 ns per byte written and read.
+ */
+#define COMPSPILL_CHEAP_IO_NS	2.0
+
+bool
+compspill_io_is_cheap(CompSpillSpiller *sp, CompSpillCodec codec)
+{
+	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
+	double		write_ns;
+	double		read_ns;
+
+	if (codec != COMPSPILL_CODEC_NONE || CompSpillAutoRoomShort(sp->ac))
+		return false;
+	CompSpillAutoCurrentCosts(sp->ac, cost, &write_ns, &read_ns);
+	return write_ns + read_ns < COMPSPILL_CHEAP_IO_NS;
+}
+
+/*
+ * Has I/O been done since the figures *bytes_seen and *time_seen?  If so,
+ * set *secs to the time it took.
+ */
+static inline bool
+compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
+				   const instr_time *time_seen, double *secs)
+{
+	if (bytes <= *bytes_seen)
+		return false;
+	INSTR_TIME_SUBTRACT(time, *time_seen);
+	*secs = INSTR_TIME_GET_DOUBLE(time);
+	return true;
+}
+
+/*
+ * With codec = auto, pass the file I/O done since the last call to the
+ * codec chooser, as totals: a write or a read covers many frames.  Called
+ * after each frame written and each compressed frame read, so the reads of
+ * a merge (an intermediate pass, or a store's reader) weigh the codecs of
+ * the frames written after them.
+ */
+void
+compspill_feed_io(CompSpillSpiller *sp)
+{
+	CompSpillStats *st = sp->stats;
+	double		secs;
+
+	CompSpillAutoSetDirect(sp->ac, st->dio_active);
+	if (compspill_io_since(st->bytes_written, st->write_time,
+						   &sp->ac_written, &sp->ac_write_time, &secs))
+	{
+		CompSpillAutoRecordWrite(sp->ac, st->bytes_written - sp->ac_written,
+								 secs);
+		sp->ac_written = st->bytes_written;
+		sp->ac_write_time = st->write_time;
+	}
+	if (compspill_io_since(st->bytes_read, st->read_time,
+						   &sp->ac_read, &sp->ac_read_time, &secs))
+	{
+		CompSpillAutoRecordRead(sp->ac, st->bytes_read - sp->ac_read, secs);
+		sp->ac_read = st->bytes_read;
+		sp->ac_read_time = st->read_time;
+	}
+}

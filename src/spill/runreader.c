@@ -1,0 +1,340 @@
+/*-------------------------------------------------------------------------
+ *
+ * runreader.c
+ *	  The readers of runs: rows handed out one at a time, from frames read
+ *	  through a window of the run.
+ *
+ * A reader keeps an aligned read buffer holding a window of the run, sized
+ * by the caller to about one stored frame (a merge keeps one reader per
+ * input, so their buffers are what bounds the fan-in) and refilled with
+ * aligned reads that run ahead as far as it holds.  Each frame is checked,
+ * decompressed and decoded by frame.c (compspill_load_frame) before any of
+ * its rows is handed out.  Rows are rebuilt one at a time and handed out as
+ * datums, or as minimal tuples from row frames; the per-row path does no
+ * allocation and no I/O.  A reader opened to consume its run gives the
+ * run's extents back to the file as it moves past them, so that a merge
+ * pass writes into the space its inputs leave.
+ *
+ * IDENTIFICATION
+ *	  src/spill/runreader.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "utils/memutils.h"
+
+#include "base/buffer.h"
+#include "codec/blockcodec.h"
+#include "codec/rowframe.h"
+#include "spill/frame.h"
+#include "spill/run.h"
+#include "spill/run_private.h"
+#include "spill/spillfile.h"
+
+static void compspill_grow_window(CompSpillRunReader *r, Size need,
+								  Size keep);
+
+/*
+ * Create a reader of runs of the spill, in a memory context of its own so
+ * that freeing it releases the decoded block's memory as well.  Its read
+ * and decompression buffers are made large enough at once for the largest
+ * frames written so far, up to twice the average frame: a merge input
+ * then holds from the start about what it will hold at most, which is what
+ * the merge measures to size its fan-in.  Larger frames grow the buffers.
+ */
+CompSpillRunReader *
+CompSpillReaderCreate(CompSpillSpiller *sp)
+{
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	CompSpillRunReader *r;
+	Size		avg_raw;
+	Size		avg_stored;
+	Size		rbuf;
+	Size		dbuf;
+
+	compspill_average_frame(sp, &avg_raw, &avg_stored);
+
+	/*
+	 * Buffered, the window holds exactly the largest frame written (its
+	 * header included): reads start where the frame does, and a window
+	 * that ends inside the next frame keeps those bytes.  Under direct I/O
+	 * reads are of whole pages, and a frame straddles at most two more
+	 * pages than its own.  The decompression buffer exists only when some
+	 * frame was stored compressed, sized to those frames.
+	 */
+	if (CompSpillFileAligned(sp->file))
+	{
+		rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
+		rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
+			2 * COMPSPILL_ALIGN;
+	}
+	else
+		rbuf = MAXALIGN(Max(sp->max_stored, avg_stored) +
+						COMPSPILL_FRAME_HEADER_SIZE);
+	dbuf = Min(sp->max_compressed_raw, 2 * avg_raw);
+
+	/*
+	 * A small context: its first block holds the reader and the decoded
+	 * block's small arrays; the buffers are chunks of their own.
+	 */
+	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
+								0, 2048, 8 * 1024);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	r = palloc0(sizeof(CompSpillRunReader));
+	r->sp = sp;
+	r->cxt = cxt;
+
+	compspill_grow_window(r, rbuf, 0);
+	if (dbuf > 0)
+		CompSpillGrowBuffer(cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0, false);
+
+	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
+	CompSpillRowCursorInit(&r->rc, cxt);
+
+	MemoryContextSwitchTo(oldcxt);
+
+	return r;
+}
+
+/*
+ * Position the reader at the start of run; with consume, the run's extents
+ * are given back as the reader moves past them, and the run cannot be read
+ * again.
+ */
+void
+CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
+{
+	r->run = run;
+	r->consume = consume;
+	r->pos = 0;
+	r->frame = 0;
+	r->blk.nrows = r->blk.row = 0;
+	r->rc.left = 0;
+	r->rbuf_len = 0;
+	r->rbuf_off = 0;
+	r->plain_end = 0;
+}
+
+/*
+ * Position the reader at the given frame of an indexed run, which may still
+ * be growing (CompSpillRunSync must have made the frame readable), without
+ * consuming it.  The read window is kept when the run is the same: bytes
+ * of a run below its length do not change.
+ */
+void
+CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
+{
+	Assert(run->index != NULL && frame >= 0 && frame < run->nframes);
+	if (r->run != run)
+	{
+		r->rbuf_len = 0;
+		r->rbuf_off = 0;
+		r->plain_end = 0;
+	}
+	r->run = run;
+	r->consume = false;
+	r->pos = (off_t) run->index[frame].offset;
+	r->frame = frame;
+	r->blk.nrows = r->blk.row = 0;
+	r->rc.left = 0;
+}
+
+/*
+ * Return the next row of the run as pointers into the decoded block, valid
+ * until the next call; return false at the end of the run.
+ */
+bool
+CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
+{
+	if (r->run->rows)
+	{
+		/* a run of row frames read by a merge of mixed runs: deform */
+		MinimalTuple tup = CompSpillReaderNextTuple(r);
+		HeapTupleData htup;
+
+		if (tup == NULL)
+			return false;
+		if (r->values == NULL)
+		{
+			r->values = MemoryContextAlloc(r->cxt, sizeof(Datum) *
+										   Max(r->sp->tupdesc->natts, 1));
+			r->isnull = MemoryContextAlloc(r->cxt, sizeof(bool) *
+										   Max(r->sp->tupdesc->natts, 1));
+		}
+		htup.t_len = tup->t_len + MINIMAL_TUPLE_OFFSET;
+		htup.t_data = (HeapTupleHeader) ((char *) tup - MINIMAL_TUPLE_OFFSET);
+		heap_deform_tuple(&htup, r->sp->tupdesc, r->values, r->isnull);
+		*values = r->values;
+		*isnull = r->isnull;
+		return true;
+	}
+
+	if (unlikely(!CompSpillDecodeNextRow(&r->blk)))
+	{
+		if (!compspill_load_frame(r) || !CompSpillDecodeNextRow(&r->blk))
+			return false;
+	}
+
+	*values = r->blk.values;
+	*isnull = r->blk.isnull;
+	return true;
+}
+
+/*
+ * Return the next row of a run of row frames as a minimal tuple in the
+ * reader's buffer, valid until the next call; NULL at the end of the run.
+ */
+MinimalTuple
+CompSpillReaderNextTuple(CompSpillRunReader *r)
+{
+	MinimalTuple tup;
+
+	Assert(r->run->rows);
+	tup = CompSpillRowCursorNext(&r->rc);
+	if (unlikely(tup == NULL))
+	{
+		if (!compspill_load_frame(r))
+			return NULL;
+		tup = CompSpillRowCursorNext(&r->rc);
+	}
+	return tup;
+}
+
+/* Return the memory the reader holds: its buffers and decoded block */
+int64
+CompSpillReaderHeld(CompSpillRunReader *r)
+{
+	return MemoryContextMemAllocated(r->cxt, true);
+}
+
+/* Release the reader, its buffers and its decoded block */
+void
+CompSpillReaderFree(CompSpillRunReader *r)
+{
+	MemoryContextDelete(r->cxt);
+}
+
+/*
+ * Grow the read buffer so that it holds at least need bytes, a multiple of
+ * the page, keeping its first keep bytes, and count only its whole pages as
+ * the window's capacity.  Under buffered I/O the buffer is not aligned and
+ * its size is not rounded to the page (CompSpillGrowBuffer), but every read
+ * into the window must be whole pages: CompSpillFileRead takes nothing
+ * else, and only a window of whole pages can carry its last pages over to
+ * the next refill.  What the buffer holds beyond its last whole page is
+ * allocated, and counted as the reader's memory, all the same.
+ */
+static void
+compspill_grow_window(CompSpillRunReader *r, Size need, Size keep)
+{
+	bool		aligned = CompSpillFileAligned(r->sp->file);
+
+	Assert(!aligned || (need % COMPSPILL_ALIGN) == 0);
+	CompSpillGrowBuffer(r->cxt, &r->rbuf, &r->rbuf_cap, need, keep, aligned);
+	if (aligned)
+		r->rbuf_cap = COMPSPILL_ALIGN_DOWN(r->rbuf_cap);
+	Assert(r->rbuf_cap >= need);
+}
+
+/* The length of a read covering len bytes: whole pages under direct I/O */
+static inline Size
+compspill_io_len(bool aligned, Size len)
+{
+	return aligned ? COMPSPILL_ALIGN_UP(len) : len;
+}
+
+/*
+ * Make the file bytes [pos, pos + len) available in the read window and
+ * return a pointer to them.  A refill reads as much as the buffer holds, up
+ * to the end of the run, so consecutive small frames come from one read;
+ * the whole pages at the window's end that the new range starts in are
+ * moved down rather than read again, so that each page of a run read
+ * forward is read once; the read fails if the file ends before pos + len.
+ */
+const char *
+compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
+{
+	off_t		start;
+	off_t		whole;
+	Size		span;
+	Size		keep = 0;
+	Size		want;
+	Size		need;
+	Size		got;
+	bool		aligned;
+
+	/*
+	 * Frames below plain_end were decrypted in place: going back to one
+	 * reads it from the file again.
+	 */
+	if (unlikely(pos < r->plain_end))
+	{
+		r->rbuf_len = 0;
+		r->rbuf_off = 0;
+		r->plain_end = 0;
+	}
+
+	if (likely(pos >= r->rbuf_off &&
+			   (Size) (pos - r->rbuf_off) + len <= r->rbuf_len))
+		return r->rbuf + (pos - r->rbuf_off);
+
+	/*
+	 * Under direct I/O, reads are of whole pages; buffered, they start
+	 * where the bytes asked for do and end where the buffer or the run
+	 * does, so that no byte is read twice.
+	 */
+	aligned = CompSpillFileAligned(r->sp->file);
+	start = aligned ? (off_t) COMPSPILL_ALIGN_DOWN(pos) : pos;
+	span = (Size) (pos - start) + len;
+
+	/*
+	 * Read as far as the buffer allows but no further than the run's end,
+	 * always covering the whole span asked for.
+	 */
+	want = Max(r->rbuf_cap, compspill_io_len(aligned, span));
+	if (r->run->len > start)
+		want = Min(want, compspill_io_len(aligned,
+										  (Size) (r->run->len - start)));
+	want = Max(want, compspill_io_len(aligned, span));
+
+	/*
+	 * If the new range starts inside the window, what it holds from there
+	 * can be moved down instead of being read again: all of it buffered
+	 * (it lies below the run's length, so it is final), its whole pages
+	 * under direct I/O (a window that ends inside a page, at the end of a
+	 * run still being written, keeps those only).
+	 */
+	whole = r->rbuf_off + (off_t) (aligned ? COMPSPILL_ALIGN_DOWN(r->rbuf_len) :
+								   r->rbuf_len);
+	if (start >= r->rbuf_off && start < whole)
+		keep = (Size) (whole - start);
+
+	if (keep > 0 && start > r->rbuf_off)
+		memmove(r->rbuf, r->rbuf + (start - r->rbuf_off), keep);
+
+	/* a frame bigger than the buffer: grow it */
+	compspill_grow_window(r, want, keep);
+
+	Assert(keep < want);
+	need = span > keep ? span - keep : 0;
+	got = CompSpillFileRead(r->sp->file, &r->run->extents,
+							start + (off_t) keep, r->rbuf + keep,
+							want - keep, need);
+
+	/*
+	 * Past the run's end lies zero padding, or, in a run still being
+	 * written, bytes that may not be final: they are not kept.
+	 */
+	r->rbuf_off = start;
+	r->rbuf_len = Min(keep + got, (Size) Max(r->run->len - start, 0));
+
+	/* nothing below the window is read again */
+	if (r->consume)
+		CompSpillFileRelease(r->sp->file, &r->run->extents, start);
+
+	return r->rbuf + (pos - start);
+}

@@ -1,0 +1,435 @@
+/*-------------------------------------------------------------------------
+ *
+ * runwriter.c
+ *	  Writing runs: rows into blocks or row frames, framed, compressed and
+ *	  encrypted in the spill file, one run at a time.
+ *
+ * Rows go to a CompSpillEncoder (or, as minimal tuples, to the row
+ * writer); when it reports full, the block is framed (the frame format is
+ * frame.c's).  Without compression the encoder or row writer finishes
+ * straight into space reserved in the spill file's write buffer.  With
+ * compression it finishes into a scratch buffer and the compressor writes
+ * straight into the reserved space behind the header, so compressed bytes
+ * are never copied.  The codec of each frame, and the kind of frames of
+ * each run, are codecchoice.c's.
+ *
+ * IDENTIFICATION
+ *	  src/spill/runwriter.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "utils/memutils.h"
+
+#include "base/buffer.h"
+#include "base/spillstats.h"
+#include "codec/autocodec.h"
+#include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
+#include "codec/rowframe.h"
+#include "shared/activity.h"
+#include "spill/frame.h"
+#include "spill/run.h"
+#include "spill/run_private.h"
+#include "spill/spillfile.h"
+
+static void compspill_emit_frame(CompSpillSpiller *sp);
+
+/* Free the writer's encoder and scratch buffer; the next run makes them */
+void
+compspill_free_writer(CompSpillSpiller *sp)
+{
+	if (sp->writecxt == NULL)
+		return;
+	MemoryContextDelete(sp->writecxt);
+	sp->writecxt = NULL;
+	sp->enc = NULL;
+	sp->rows_ready = false;
+	sp->scratch = NULL;
+	sp->scratch_cap = 0;
+}
+
+/*
+ * Use blocks of about block_size bytes from the next frame of the run of
+ * column frames being written on; called between frames, when the encoder
+ * holds no rows.  The encoder is made anew for the new size, and chooses
+ * its encodings again: every frame stands alone.  For a store, whose one
+ * run begins with small blocks while the rows it spills still fill the
+ * memory.
+ */
+void
+CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size)
+{
+	MemoryContext oldcxt;
+
+	Assert(sp->run != NULL && !sp->run->rows);
+	Assert(CompSpillEncoderRows(sp->enc) == 0);
+	if (block_size == sp->block_size)
+		return;
+	sp->block_size = block_size;
+	sp->stats->block_size = block_size;
+	compspill_free_writer(sp);
+	sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
+										 ALLOCSET_SMALL_SIZES);
+	oldcxt = MemoryContextSwitchTo(sp->writecxt);
+	sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+	MemoryContextSwitchTo(oldcxt);
+	CompSpillEncoderNewRun(sp->enc);
+}
+
+/*
+ * Start writing a new run of row frames (rows) or column frames, described
+ * into *run as it is written.
+ */
+static void
+compspill_run_begin(CompSpillSpiller *sp, CompSpillRun *run, bool rows)
+{
+	Assert(sp->run == NULL);
+
+	if (sp->writecxt == NULL)
+	{
+		MemoryContext oldcxt;
+
+		sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
+											 ALLOCSET_SMALL_SIZES);
+		oldcxt = MemoryContextSwitchTo(sp->writecxt);
+		if (!rows)
+			sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (!rows && sp->enc == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(sp->writecxt);
+
+		sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (rows && !sp->rows_ready)
+	{
+		CompSpillRowWriterInit(&sp->rows, sp->writecxt, sp->block_size);
+		sp->rows_ready = true;
+	}
+	Assert(rows ? sp->rows.nrows == 0 : CompSpillEncoderRows(sp->enc) == 0);
+	if (!rows)
+		CompSpillEncoderNewRun(sp->enc);
+
+	memset(run, 0, sizeof(CompSpillRun));
+	run->serial = CompSpillCipherRunSerial();
+	run->rows = rows;
+	sp->run = run;
+	CompSpillFileBeginStream(sp->file, &run->extents);
+}
+
+/* Start writing a new run of column frames, described into *run */
+void
+CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run)
+{
+	compspill_run_begin(sp, run, false);
+}
+
+/*
+ * Start writing a new run of row frames, described into *run: its rows are
+ * put as minimal tuples (CompSpillRunPutTuple) and read back as such.
+ */
+void
+CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run)
+{
+	compspill_run_begin(sp, run, true);
+}
+
+/* Append one row, a minimal tuple, to the run of row frames being written */
+void
+CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup)
+{
+	Assert(sp->run != NULL && sp->run->rows);
+
+	sp->run->nrows++;
+	if (unlikely(tup->t_len > sp->max_row))
+		sp->max_row = tup->t_len;
+	if (unlikely(CompSpillRowWriterAdd(&sp->rows, tup)))
+		compspill_emit_frame(sp);
+}
+
+/*
+ * Append one row, a minimal tuple, to the run being written, whatever its
+ * kind of frames: a row frame takes it as it is, a block gets its values
+ * deformed straight into the column streams.  For a caller that puts the
+ * rows of a run back to back, as the sorter does from memory: the encoding
+ * of a block is timed (Spill CPU) from its first row on.
+ */
+void
+CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup)
+{
+	Assert(sp->run != NULL);
+
+	if (unlikely(!sp->block_timed))
+	{
+		INSTR_TIME_SET_CURRENT(sp->block_start);
+		sp->block_timed = true;
+	}
+	sp->run->nrows++;
+	if (sp->run->rows)
+	{
+		if (unlikely(tup->t_len > sp->max_row))
+			sp->max_row = tup->t_len;
+		if (unlikely(CompSpillRowWriterAdd(&sp->rows, tup)))
+			compspill_emit_frame(sp);
+	}
+	else
+	{
+		CompSpillEncoderAddMinimal(sp->enc, tup);
+		if (unlikely(CompSpillEncoderIsFull(sp->enc)))
+			compspill_emit_frame(sp);
+	}
+}
+
+/*
+ * Start writing a new run that keeps an index of its frames, so that a
+ * reader can go straight to the frame holding a given row.
+ */
+void
+CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run)
+{
+	CompSpillRunBegin(sp, run);
+	run->index_cap = 64;
+	run->index = MemoryContextAlloc(sp->cxt,
+									sizeof(CompSpillFrameRef) * run->index_cap);
+}
+
+/*
+ * Make every frame of the run being written so far readable: write out
+ * what the file buffers and set the run's length to it.  Rows still in the
+ * encoder are not in a frame yet.
+ */
+void
+CompSpillRunSync(CompSpillSpiller *sp)
+{
+	Assert(sp->run != NULL);
+	sp->run->len = CompSpillFileFlush(sp->file);
+}
+
+/*
+ * Return the bytes of frames the run being written holds so far.
+ */
+int64
+CompSpillRunWritten(CompSpillSpiller *sp)
+{
+	Assert(sp->run != NULL);
+	return (int64) CompSpillFileStreamLength(sp->file);
+}
+
+/* Append one row to the run being written */
+void
+CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values, bool *isnull)
+{
+	Assert(sp->run != NULL && !sp->run->rows);
+
+	CompSpillEncoderAdd(sp->enc, values, isnull);
+	sp->run->nrows++;
+
+	if (unlikely(CompSpillEncoderIsFull(sp->enc)))
+		compspill_emit_frame(sp);
+}
+
+/*
+ * Cut a frame of the rows put since the last one, if any, before the
+ * encoder would: a store keeps those rows in memory as well, and bounds
+ * them by their size in memory rather than by their encoded size.
+ */
+void
+CompSpillRunCutFrame(CompSpillSpiller *sp)
+{
+	Assert(sp->run != NULL);
+	compspill_emit_frame(sp);
+}
+
+/* Finish the run being written */
+void
+CompSpillRunEnd(CompSpillSpiller *sp)
+{
+	Assert(sp->run != NULL);
+
+	compspill_emit_frame(sp);
+	sp->run->len = CompSpillFileEndStream(sp->file);
+	if (sp->run->level == 0)
+		sp->rows_formed += sp->run->nrows;
+	sp->run = NULL;
+}
+
+/*
+ * Frame the encoder's pending rows in the spill file's write buffer,
+ * compressed if that pays.
+ */
+static void
+compspill_emit_frame(CompSpillSpiller *sp)
+{
+	bool		rows = sp->run->rows;
+	int			nrows = rows ? sp->rows.nrows : CompSpillEncoderRows(sp->enc);
+	CompSpillCodec codec;
+	Size		rawlen;
+	Size		stored_len;
+	CompSpillCodec stored_codec;
+	CompSpillFrameHeader hdr;
+	char	   *frame;
+	char	   *payload;
+	off_t		offset;
+	Size		tag = sp->cipher ? COMPSPILL_CIPHER_TAG_SIZE : 0;
+	instr_time	start;
+	instr_time	end;
+
+	if (nrows == 0)
+		return;
+
+	/* Spill CPU: from the block's first row, or from here */
+	if (sp->block_timed)
+		start = sp->block_start;
+	else
+		INSTR_TIME_SET_CURRENT(start);
+	sp->block_timed = false;
+
+	codec = compspill_frame_codec(sp);
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO && !rows)
+		CompSpillEncoderSetLight(sp->enc, compspill_io_is_cheap(sp, codec));
+	if (!rows)
+		CompSpillEncoderSetCompressed(sp->enc, codec != COMPSPILL_CODEC_NONE);
+	rawlen = rows ? sp->rows.len : CompSpillEncoderSize(sp->enc);
+	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
+		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);
+
+	if (codec == COMPSPILL_CODEC_NONE)
+	{
+		frame = CompSpillFileReserve(sp->file,
+									 COMPSPILL_FRAME_HEADER_SIZE + rawlen + tag);
+		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+		if (rows)
+			CompSpillRowWriterFinish(&sp->rows, payload);
+		else
+			CompSpillEncoderFinish(sp->enc, payload);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
+		stored_len = rawlen;
+		stored_codec = COMPSPILL_CODEC_NONE;
+	}
+	else
+	{
+		Size		bound;
+		Size		clen;
+		const char *src;
+
+		if (rows)
+		{
+			/* the row writer's buffer is the scratch buffer */
+			src = sp->rows.buf;
+		}
+		else
+		{
+			CompSpillGrowBuffer(sp->writecxt, &sp->scratch, &sp->scratch_cap,
+								rawlen, 0, false);
+			CompSpillEncoderFinish(sp->enc, sp->scratch);
+			src = sp->scratch;
+		}
+
+		/* compress straight into the write buffer, behind the header */
+		bound = CompSpillCompressBound(sp->comp, codec, rawlen);
+		frame = CompSpillFileReserve(sp->file,
+									 COMPSPILL_FRAME_HEADER_SIZE +
+									 Max(bound, rawlen) + tag);
+		payload = frame + COMPSPILL_FRAME_HEADER_SIZE;
+
+		/* the block is encoded; the compressor's time starts here */
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
+		start = end;
+		clen = CompSpillCompress(sp->comp, codec, src, rawlen,
+								 payload, bound);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_ACCUM_DIFF(sp->stats->compress_time, end, start);
+		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		{
+			INSTR_TIME_SUBTRACT(end, start);
+			CompSpillAutoRecordCompress(sp->ac, codec, rawlen,
+										clen > 0 ? clen : rawlen,
+										INSTR_TIME_GET_DOUBLE(end));
+		}
+
+		if (clen > 0 && clen < rawlen)
+		{
+			stored_len = clen;
+			stored_codec = codec;
+		}
+		else
+		{
+			/* compression did not pay: store the block as it is */
+			memcpy(payload, src, rawlen);
+			stored_len = rawlen;
+			stored_codec = COMPSPILL_CODEC_NONE;
+			sp->stats->frames_raw++;
+		}
+		if (rows)
+		{
+			sp->rows.len = 0;
+			sp->rows.nrows = 0;
+		}
+	}
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = COMPSPILL_FRAME_MAGIC;
+	hdr.codec = (uint8) stored_codec;
+	hdr.nrows = (uint32) nrows;
+	hdr.raw_len = (uint32) rawlen;
+	hdr.flags = rows ? COMPSPILL_FRAME_ROWS : 0;
+	if (sp->cipher)
+	{
+		/* the header, crc still zero, is authenticated with the payload */
+		hdr.flags |= COMPSPILL_FRAME_ENCRYPTED;
+		hdr.stored_len = (uint32) (stored_len + tag);
+		CompSpillEncrypt(sp->cipher, sp->run->serial, sp->run->nframes,
+						 &hdr, sizeof(hdr), payload, stored_len);
+		stored_len += tag;
+	}
+	hdr.stored_len = (uint32) stored_len;
+	/* the tag authenticates an encrypted frame: it needs no checksum */
+	if (!sp->cipher)
+		hdr.crc = compspill_frame_crc(&hdr, payload);
+	memcpy(frame, &hdr, sizeof(hdr));
+
+	offset = CompSpillFileCommit(sp->file,
+								 COMPSPILL_FRAME_HEADER_SIZE + stored_len);
+	if (sp->run->index != NULL)
+	{
+		CompSpillRun *run = sp->run;
+
+		if (run->nframes >= run->index_cap)
+		{
+			run->index_cap *= 2;
+			run->index = repalloc_huge(run->index,
+									   sizeof(CompSpillFrameRef) * run->index_cap);
+		}
+		run->index[run->nframes].offset = (int64) offset;
+		run->index[run->nframes].first_row = run->nrows - nrows;
+	}
+	sp->run->nframes++;
+
+	sp->max_raw = Max(sp->max_raw, rawlen);
+	sp->max_stored = Max(sp->max_stored, stored_len);
+	if (stored_codec != COMPSPILL_CODEC_NONE)
+		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
+
+	sp->stats->bytes_encoded += rawlen;
+	sp->stats->frames_written++;
+	sp->stats->frames_by_codec[stored_codec]++;
+	if (rows)
+		sp->stats->frames_rows++;
+	else
+		sp->stats->frames_columns++;
+	sp->frames_written++;
+	sp->raw_written += rawlen;
+
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		compspill_feed_io(sp);
+
+	CompSpillActivityPublish(sp->activity, sp->phase, sp->pass, sp->npasses);
+}

@@ -1,0 +1,230 @@
+/*-------------------------------------------------------------------------
+ *
+ * spillsizing.c
+ *	  The sizes a spill uses and the memory they take: blocks, writes and
+ *	  extents, and the estimates and bounds of what writers and readers hold.
+ *
+ * The operations that spill (sorts and stores) size their memory with
+ * these: before the spill exists, from the settings and work_mem
+ * (CompSpillChooseSizes, CompSpillWriterMemory, CompSpillMallocEstimate),
+ * and as it goes, from the frames written so far (CompSpillReaderEstimate,
+ * CompSpillMallocGrowth, CompSpillRunMapReserve).  What a spill holds now
+ * is measured, not estimated: spiller.c's CompSpillWriterHeld and
+ * CompSpillMallocHeld, runreader.c's CompSpillReaderHeld.
+ *
+ * IDENTIFICATION
+ *	  src/spill/spillsizing.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "base/buffer.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
+#include "spill/frame.h"
+#include "spill/run.h"
+#include "spill/run_private.h"
+#include "spill/spillfile.h"
+
+/*
+ * Return the largest block a spill with the given settings writes (see
+ * CompSpillChooseSizes), for its codec's memory.
+ */
+Size
+compspill_largest_block(const CompSpillSettings *set)
+{
+	Size		block;
+
+	CompSpillChooseSizes(set, Max(set->mem_limit, (int64) 64 * 1024), &block,
+						 NULL, NULL);
+	return block;
+}
+
+/*
+ * Return what the spill's codec state may still grow by (see
+ * CompSpillCompressorGrowth), for writing and reading when compressing,
+ * else for reading only: memory that runs about to be written, or a merge
+ * about to read, must leave room for, since it comes with the first frame
+ * that needs it.
+ */
+int64
+CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing)
+{
+	return (int64) CompSpillCompressorGrowth(sp->comp, sp->set.codec,
+											 compressing);
+}
+
+/*
+ * Estimate what the writer of a spill with the given settings will hold
+ * outside its memory contexts, and its lz4 state, while it writes its
+ * first run with blocks of about block bytes (0: the largest the settings
+ * allow): for a reservation made before the spill exists.  What later
+ * runs' larger blocks and reading add (zstd's decompression context) is
+ * CompSpillMallocGrowth's, after.
+ */
+int64
+CompSpillMallocEstimate(const CompSpillSettings *set, Size block)
+{
+	int64		held;
+
+	/* a block may pass its size by a row: count blocks of twice it */
+	held = (int64) CompSpillCodecMemoryEstimate(set->codec, set->level,
+												compspill_largest_block(set),
+												block * 2, set->mem_limit,
+												false);
+
+	if (set->encrypt)
+		held += (int64) CompSpillCipherMemory();
+	return held;
+}
+
+/*
+ * The spill sizing policy of every operation that spills (sorts and
+ * stores): blocks and writes of the sizes the settings ask for, capped at
+ * a sixteenth of work_mem each, at least the smallest sizes, blocks in
+ * whole kB and writes in whole pages; and extents of a 64th of work_mem,
+ * at most 256kB and at least a page.  A run holds a work_mem of rows,
+ * compressed to a third or so: such an extent wastes a few percent at each
+ * run's end, keeps what consuming readers have not given back yet small,
+ * and keeps the extent maps (a range per extent at worst, after merge
+ * passes) a small part of work_mem.  Any of the outputs may be NULL.
+ */
+void
+CompSpillChooseSizes(const CompSpillSettings *set, int64 allowed_mem,
+					 Size *block_size, Size *write_size, Size *extent_size)
+{
+	Size		cap = (Size) (allowed_mem / 16);
+	Size		extent;
+
+	if (block_size)
+		*block_size = TYPEALIGN(1024, Max(Min(set->block_size, cap),
+										  (Size) COMPSPILL_MIN_BLOCK_SIZE));
+	if (write_size)
+		*write_size = COMPSPILL_ALIGN_UP(Max(Min(set->write_size, cap),
+											 (Size) COMPSPILL_MIN_WRITE_SIZE));
+	extent = COMPSPILL_ALIGN_DOWN(Min((Size) (allowed_mem / 64),
+									  (Size) 256 * 1024));
+	if (extent_size)
+		*extent_size = Max(extent, COMPSPILL_ALIGN);
+}
+
+/*
+ * Estimate the memory a writer holds for blocks of block_size and writes
+ * of write_size: the encoder's streams, the scratch buffer and the file's
+ * aligned write buffer.
+ */
+Size
+CompSpillWriterMemory(Size block_size, Size write_size)
+{
+	Size		encoder = block_size + block_size / 2;
+	Size		scratch = block_size + block_size / 4;
+	Size		wbuf = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
+
+	return encoder + scratch + wbuf + 2048;
+}
+
+/*
+ * Bound the memory a writer of column frames may reach for blocks of
+ * block_size: the encoder's streams double as they grow, and the column
+ * encodings keep buffers of their own, about 30kB whatever the block
+ * size.  Measured on rows of 2 to 7 columns, 4kB to 256kB blocks, lz4:
+ * 44kB at 4kB blocks, 166kB-248kB at 48kB-64kB, 862kB at 256kB, where
+ * CompSpillWriterMemory says 22kB, 145kB-190kB and 731kB.  For a
+ * reservation that the writer must stay within (the sort's later runs).
+ */
+Size
+CompSpillWriterMemoryBound(Size block_size, Size write_size)
+{
+	return CompSpillWriterMemory(block_size, write_size) + block_size +
+		32 * 1024;
+}
+
+/*
+ * Work out the average raw and stored size of the frames written so far,
+ * all passes.
+ */
+void
+compspill_average_frame(CompSpillSpiller *sp, Size *raw, Size *stored)
+{
+	int64		nframes = Max(sp->frames_written, 1);
+
+	*raw = sp->raw_written / nframes;
+	*stored = CompSpillFileBytesWritten(sp->file) / nframes;
+}
+
+/*
+ * Estimate one reader's memory for blocks of raw_size bytes stored in
+ * stored_size bytes, fixed_size of which are fixed-width values: a read
+ * buffer holding one frame and the pages it straddles, the decompression
+ * buffer when blocks are compressed, the fixed-width arrays rebuilt from
+ * their byte planes, one decoded row and the contexts' own overhead.
+ */
+static Size
+compspill_reader_memory(CompSpillSpiller *sp, Size raw_size, Size stored_size,
+						Size fixed_size)
+{
+	Size		rbuf;
+	Size		dbuf = sp->max_compressed_raw > 0 ? raw_size : 0;
+
+	if (CompSpillFileAligned(sp->file))
+		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size, COMPSPILL_MIN_READ_BUFFER)) +
+			COMPSPILL_ALIGN;
+	else
+		rbuf = MAXALIGN(Max(sp->max_stored, stored_size) +
+						COMPSPILL_FRAME_HEADER_SIZE);
+	return rbuf + dbuf + fixed_size + 2048;
+}
+
+/*
+ * Estimate what one reader of the spill's runs will hold, from the frames
+ * written so far: their average raw and stored sizes and rows (the read
+ * buffer holds the largest frame already).  A reader of runs of row
+ * frames (rows) needs no arrays for the columns, only a buffer for the
+ * largest row.
+ */
+Size
+CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
+{
+	int64		nframes = Max(sp->frames_written, 1);
+	Size		raw_size;
+	Size		stored_size;
+	Size		fixed_size = 0;
+
+	compspill_average_frame(sp, &raw_size, &stored_size);
+
+	if (rows)
+	{
+		return compspill_reader_memory(sp, raw_size, stored_size,
+									   MAXALIGN(sp->max_row) + 256);
+	}
+
+	/* fixed-width columns are rebuilt from byte planes into their own array */
+	for (int a = 0; a < sp->tupdesc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(sp->tupdesc, a);
+
+		if (attr->attlen > 1)
+			fixed_size += attr->attlen;
+	}
+	fixed_size *= sp->rows_formed / nframes + 1;
+
+	return compspill_reader_memory(sp, raw_size, stored_size, fixed_size);
+}
+
+/* Return the size of the largest row put in a row frame so far */
+Size
+CompSpillMaxRow(CompSpillSpiller *sp)
+{
+	return MAXALIGN(sp->max_row);
+}
+
+/*
+ * Return the most memory the extent maps of runs holding bytes bytes in all
+ * can take (see CompSpillFileMapReserve).
+ */
+int64
+CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes)
+{
+	return CompSpillFileMapReserve(sp->file, bytes);
+}
