@@ -27,7 +27,9 @@ typedef struct CompSpillExtentRange CompSpillExtentRange;
 /*
  * The extents of the file one stream (a run) occupies, in stream order, as
  * ranges of consecutive extents: a run written at the end of the file is
- * one range, whatever its size.
+ * one range, whatever its size.  Its fields are spillfile.c's alone; it is
+ * declared here only so that a run can hold it by value, without an
+ * allocation of its own.
  */
 typedef struct CompSpillExtents
 {
