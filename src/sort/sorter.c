@@ -21,10 +21,14 @@
  * Memory is measured, not estimated: what counts against work_mem is what
  * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
  * array, spill buffers and merge inputs alike.  The tuple context's blocks
- * are capped at a sixteenth of work_mem and a run is cut while a whole
- * block still fits, so a new block never takes the sort past work_mem;
- * what writing a run adds besides (its entry in the list of runs, its
- * extent map) is made room for between runs, before the tuples come.
+ * are capped at a 64th of work_mem and a run is cut while a whole block
+ * still fits, so a new block never takes the sort past work_mem; what
+ * writing a run adds besides (its entry in the list of runs, its extent
+ * map) is made room for between runs, before the tuples come.  From the
+ * second run on, the tuples live in one keeper block that a reset keeps,
+ * as large as a run's tuples may be, so that each run reuses the last
+ * one's memory instead of handing it back to malloc and faulting it in
+ * again (compspill_keep_tuple_memory).
  * The run writer's buffers are reserved from the start, so that the first
  * spill does not put them on top of a full work_mem: their full size when
  * the plan expects the sort to spill, a small writer's otherwise.
