@@ -23,7 +23,9 @@
 # freed-memory clobbering, slot and node-type checks) and -O2, into
 # postgresql-<version>-cassert beside the production build.  The test suite
 # runs on the assert-enabled build; the benchmark keeps the production one.
-# Whichever was named last is linked as /usr/lib/postgresql/<major>.
+# An assert-enabled build is always linked as /usr/lib/postgresql/<major>;
+# a production build only where that link does not exist yet, so that
+# building the benchmark's server never swaps the server under a test run.
 #
 # Usage: test/build-pg.sh [--cassert] [VERSION]	(a release such as 18.6, or a major: 18)
 # Prints the installation's pg_config path as its last line.
@@ -70,7 +72,10 @@ link_major()
 {
 	local link=/usr/lib/postgresql/$MAJOR
 
-	if [ -L "$link" ] || [ ! -e "$link" ]; then
+	if [ -z "$CASSERT" ] && [ -L "$link" ] && [ -e "$link" ] &&
+	   [ "$(readlink -f "$link")" != "$(readlink -f "$PREFIX")" ]; then
+		echo "build-pg: $link stays linked to $(readlink -f "$link")" >&2
+	elif [ -L "$link" ] || [ ! -e "$link" ]; then
 		$SUDO mkdir -p /usr/lib/postgresql
 		$SUDO ln -sfn "$PREFIX" "$link"
 	elif [ "$(readlink -f "$link")" != "$(readlink -f "$PREFIX")" ]; then
