@@ -18,6 +18,15 @@ SELECT (n->>'Spill Runs')::int > 20 AS many_runs,
        (n->>'Merge Passes')::int >= 2 AS several_passes,
        (n->>'Rows Spilled')::int = 200000 AS all_rows_spilled
 FROM cs_node('SELECT * FROM mp ORDER BY k, id') n;
+-- its list of runs outgrows an eighth of 64kB, so runs are merged while
+-- the input is read; each of those merges reads at least six runs, as
+-- native sort's merges read at least six tapes however small work_mem is,
+-- and fewer than a group wait for the next merge: so there are at most a
+-- third as many merges as runs (with merges of two runs there were about
+-- as many, and each row was written again some log2(runs) times)
+SELECT (n->>'Early Merges')::int > 0 AS merged_early,
+       (n->>'Early Merges')::int * 3 <= (n->>'Spill Runs')::int AS wide_merges
+FROM cs_node('SELECT * FROM mp ORDER BY k, id') n;
 SELECT compare_sorted('SELECT id, s FROM mp ORDER BY s DESC, k, id', 'spill');
 SELECT compare_keys('SELECT id, s FROM mp ORDER BY s', 'cs_row.s', 'spill');
 SET compspill.codec = zstd;

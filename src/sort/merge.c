@@ -25,11 +25,12 @@
  * what fits in the memory left to the merge, measured on the memory
  * contexts when the merge starts (the writer's buffers and the extent
  * maps the pass will write included for an intermediate pass), divided by
- * that cost.  While there are more runs than the final merge can read at
- * once, runs are merged into new, longer runs: when one merge can bring
- * the count down to the final fan-in, it merges only as many runs as that
- * takes, so that the fewest bytes are written again; otherwise everything
- * is merged in groups of the fan-in.  A sort whose list of runs would
+ * that cost, and never less than six (COMPSPILL_MIN_FANIN).  While there
+ * are more runs than the final merge can read at once, runs are merged
+ * into new, longer runs: when one merge can bring the count down to the
+ * final fan-in, it merges only as many runs as that takes, so that the
+ * fewest bytes are written again; otherwise everything is merged in groups
+ * of the fan-in.  A sort whose list of runs would
  * outgrow its memory merges some of them while it still takes input
  * (CompSpillMergeRuns).  The inputs of an intermediate merge are consumed:
  * their readers give their extents back to the spill file as they go, and
@@ -56,8 +57,13 @@
 #include "sort/merge.h"
 #include "spill/run.h"
 
-/* fewest inputs a merge can have */
-#define COMPSPILL_MIN_FANIN		2
+/*
+ * Fewest inputs a merge reads, whatever the memory, as native sort's merges
+ * read at least six tapes (MINORDER): at the smallest work_mem its inputs'
+ * buffers pass work_mem by a few dozen kB, where merges of two would write
+ * every row again some log2(runs) times instead of log6(runs).
+ */
+#define COMPSPILL_MIN_FANIN		6
 
 /* which comparator the first key has: the in-memory sort's variants */
 typedef enum CompSpillMergeCmp
@@ -371,15 +377,26 @@ compspill_size_input(CompSpillMerge *m)
 }
 
 /*
+ * What a reader of row frames holds: its buffers, which it has from the
+ * start (fresh, what it held when created), with an eighth more for larger
+ * frames, and its row buffer grown to the largest row.
+ */
+static int64
+compspill_row_input_cost(CompSpillMerge *m, int64 fresh)
+{
+	return fresh + fresh / 8 + CompSpillMaxRow(m->sp);
+}
+
+/*
  * Measure what one merge input of column frames really holds: a reader on
- * the first run,
- * through its first COMPSPILL_PROBE_FRAMES frames, the most its memory
- * contexts held after any of them (with codec = auto, a run's first frames
- * try the codecs in turn, so its first few frames are not typical).  The estimate from the frames' average
- * sizes is the floor; an eighth more than the measurement covers frames
- * larger than those.  Return the reader, which becomes the merge's first.
- * Readers of row frames hold what the estimate says (read and
- * decompression buffers, one row), and are not probed.
+ * the first run of column frames, through its first COMPSPILL_PROBE_FRAMES
+ * frames, the most its memory contexts held after any of them (with codec =
+ * auto, a run's first frames try the codecs in turn, so its first few
+ * frames are not typical).  The estimate from the frames' average sizes is
+ * the floor; an eighth more than the measurement covers frames larger than
+ * those.  When some runs are of row frames (codec = auto may write its
+ * first runs so), an input costs the more of the two kinds.  Return the
+ * reader, which becomes the merge's first.
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
@@ -387,15 +404,27 @@ static CompSpillRunReader *
 compspill_measure_input(CompSpillMerge *m)
 {
 	CompSpillRunReader *r = CompSpillReaderCreate(m->sp);
+	int64		fresh = CompSpillReaderHeld(r);
+	CompSpillRun *probe = NULL;
+	bool		some_rows = false;
 	Datum	   *values;
 	bool	   *isnull;
 	int64		most = 0;
 	int64		rows;
 	int64		per_frame;
 
+	for (int i = 0; i < m->nruns; i++)
+	{
+		if (m->runs[i].rows)
+			some_rows = true;
+		else if (probe == NULL)
+			probe = &m->runs[i];
+	}
+	Assert(probe != NULL);
+
 	/* about the rows of the first few frames */
-	per_frame = m->runs[0].nrows / Max(m->runs[0].nframes, 1) + 1;
-	CompSpillReaderOpen(r, &m->runs[0], false);
+	per_frame = probe->nrows / Max(probe->nframes, 1) + 1;
+	CompSpillReaderOpen(r, probe, false);
 	for (rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
 	{
 		if (!CompSpillReaderNext(r, &values, &isnull))
@@ -406,6 +435,8 @@ compspill_measure_input(CompSpillMerge *m)
 	most = Max(most, CompSpillReaderHeld(r));
 
 	m->reader_mem = Max(m->reader_mem, most + most / 8);
+	if (some_rows)
+		m->reader_mem = Max(m->reader_mem, compspill_row_input_cost(m, fresh));
 	return r;
 }
 
@@ -420,7 +451,7 @@ compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
 {
 	int64		fanin = (allowed_mem - used_mem + held) / m->reader_mem;
 
-	return (int) Max(Min(fanin, (int64) m->nruns), COMPSPILL_MIN_FANIN);
+	return (int) Min(Max(fanin, COMPSPILL_MIN_FANIN), (int64) m->nruns);
 }
 
 /*
@@ -501,17 +532,10 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 		first = compspill_measure_input(m);
 	else
 	{
-		/*
-		 * A reader of row frames has its buffers from the start: what it
-		 * holds when created, with an eighth more for larger frames, and
-		 * its row buffer grown to the largest row.
-		 */
-		int64		fresh;
-
+		/* readers of row frames are not probed: see compspill_row_input_cost */
 		first = CompSpillReaderCreate(sp);
-		fresh = CompSpillReaderHeld(first);
 		m->reader_mem = Max(m->reader_mem,
-							fresh + fresh / 8 + CompSpillMaxRow(sp));
+							compspill_row_input_cost(m, CompSpillReaderHeld(first)));
 	}
 	held = CompSpillReaderHeld(first);
 

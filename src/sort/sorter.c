@@ -1005,6 +1005,7 @@ compspill_bound_runs(CompSpillSorter *s)
 	int			level;
 	int			maxlevel;
 	int			n;
+	int			merged;
 
 	if (s->nruns < s->max_runs)
 		return;
@@ -1038,11 +1039,17 @@ compspill_bound_runs(CompSpillSorter *s)
 	if (n < 2)
 		return;
 
-	/* merge them in groups; each output goes after what is left to merge */
-	while (n >= 2)
+	/*
+	 * Merge them in groups; each output goes after what is left to merge.
+	 * Fewer runs than a whole group are left to the next time, when more
+	 * runs of their level will have come, unless they are all there is to
+	 * merge: a merge of two runs would write their rows once more for
+	 * little gain.
+	 */
+	merged = 0;
+	while (n >= 2 && n >= merged)
 	{
 		CompSpillRun out;
-		int			merged;
 
 		CHECK_FOR_INTERRUPTS();
 		merged = CompSpillMergeRuns(s->spill, &s->stats, s->tupdesc,
