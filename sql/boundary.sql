@@ -70,13 +70,17 @@ END $$;
 -- figure (native's Sort Space Used, compspill's measured peak).  compspill
 -- counts what its memory contexts really hold, native tuplesort the bytes
 -- of its tuples and array, so compspill keeps a few percent fewer rows
--- in memory (measured: 95% of native's rows with lz4 and 92% with zstd on
--- 15, 95-96% on 18; the bound is 90%), its peak within 2% of native's
--- figure.  Before 0.6 a sort spilled at 81% of native's rows.  On an
+-- in memory (measured on 15: lz4 95% at 1MB and 98% at 4MB, zstd 92% at
+-- 1MB; 95-96% on 18; the bound is 90%, 97% at 4MB), its peak within 2% of
+-- native's figure.  At 4MB the array of rows had its last growth when half
+-- of them were loaded, and stopped at 96% of native's rows with work_mem
+-- not full; it now grows once more when full.  Before 0.6 a sort spilled
+-- at 81% of native's rows.  On an
 -- assert-enabled server every chunk of the bump context that holds the
 -- tuples carries a header and a sentinel, which compspill's measure sees
 -- and native's figure does not: there the bound is a quarter.
-CREATE FUNCTION bd_compare(wm text) RETURNS TABLE (work_mem text,
+CREATE FUNCTION bd_compare(wm text, bound float8 DEFAULT 0.90)
+RETURNS TABLE (work_mem text,
     keeps_what_native_keeps bool, within_native_memory bool)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -90,14 +94,14 @@ BEGIN
     nat := bd_boundary('bd_spills', true, 100, 60000);
     cs := bd_boundary('bd_spills', false, 100, 60000);
     m := least(nat, cs);
-    RETURN QUERY SELECT wm, cs >= nat * (0.90 - slack),
+    RETURN QUERY SELECT wm, cs >= nat * (bound - slack),
         (bd_sort(m, false)->>'Peak Memory Used')::int <=
         (bd_sort(m, true)->>'Sort Space Used')::int * (1.02 + slack);
 END $$;
 
 SET compspill.codec = lz4;
 SELECT * FROM bd_compare('1MB');
-SELECT * FROM bd_compare('4MB');
+SELECT * FROM bd_compare('4MB', 0.97);
 SET compspill.codec = zstd;
 SELECT * FROM bd_compare('1MB');
 

@@ -190,6 +190,7 @@ struct CompSpillSorter
 	int			memtupcount;	/* rows held, the datum path's NULLs too */
 	int			memtupsize;
 	bool		growmemtuples;
+	bool		topped_up;		/* the full array's one more growth is done */
 	int64		abbrev_next;	/* when to consider aborting abbreviation */
 	CompSpillStorePos pos;		/* read position in memory */
 	CompSpillStorePos markpos;	/* marked position in memory */
@@ -740,6 +741,45 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 }
 
 /*
+ * Grow the full SortTuple array, after its last growth, by as many rows as
+ * the memory left holds at the tuples' average size now; return whether it
+ * grew.  The last growth counted rows at the average of those loaded then,
+ * when the tuple context's partly filled last block was spread over half as
+ * many: at 4MB the array stopped some 4% short of what work_mem holds, and a
+ * sort native keeps in memory spilled.  Once, in the first run: the
+ * tuples' keeper block of the later runs is sized to the array they keep.
+ */
+static bool
+compspill_top_up_memtuples(CompSpillSorter *s)
+{
+	int64		tuples = compspill_tuple_mem(s);
+	int64		per_row;
+	int64		room;
+	int64		extra;
+
+	if (s->topped_up || s->spill != NULL || s->memtupcount == 0)
+		return false;
+	s->topped_up = true;
+
+	per_row = tuples / s->memtupcount + (int64) sizeof(CompSpillSortTuple);
+	room = s->allowed_mem - s->tuple_block - tuples -
+		(s->other_mem - s->writer_reserve +
+		 compspill_reserve_due(s, s->memtupcount));
+	extra = Min(room / per_row, (int64) (INT_MAX - s->memtupsize));
+	if (extra < s->memtupsize / 64 || extra <= 0 ||
+		(Size) (s->memtupsize + extra) >=
+		MaxAllocHugeSize / sizeof(CompSpillSortTuple))
+		return false;
+
+	s->memtuples = repalloc_huge(s->memtuples,
+								 (Size) (s->memtupsize + extra) *
+								 sizeof(CompSpillSortTuple));
+	s->memtupsize += (int) extra;
+	compspill_remeasure(s);
+	return true;
+}
+
+/*
  * Double the SortTuple array if memory allows; return whether it grew.
  *
  * The array is indexed by an int and allocated in one huge chunk, so it
@@ -756,7 +796,7 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	int64		newsize;
 
 	if (!s->growmemtuples)
-		return false;
+		return compspill_top_up_memtuples(s);
 
 	newsize = CompSpillGrowArraySize(s->memtupsize,
 									 sizeof(CompSpillSortTuple));
