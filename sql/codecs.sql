@@ -155,14 +155,18 @@ SELECT cs_check('SELECT id, repeat(t, 400) AS wide FROM cd WHERE id % 10 = 0 ORD
 RESET compspill.block_size;
 RESET compspill.write_size;
 
--- compressed bytes written: none > lz4 > zstd on this data
+-- compressed bytes written: lz4 stores fewer than none, and zstd about as
+-- few as lz4 (at 64kB the blocks are 4kB, where zstd gains little over lz4
+-- on these partly random values: 1464 against 1488 kB in one run, and
+-- more than lz4 in another; a zstd that stored its blocks raw would write
+-- about none's 1728)
 CREATE FUNCTION cd_written(codec text) RETURNS numeric LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('compspill.codec', codec, true);
     RETURN (cs_node('SELECT * FROM cd ORDER BY k, id')->>'Bytes Written')::numeric;
 END $$;
 SELECT cd_written('none') > cd_written('lz4') AS lz4_smaller,
-       cd_written('lz4') > cd_written('zstd') AS zstd_smaller;
+       cd_written('zstd') <= cd_written('lz4') * 1.05 AS zstd_as_small;
 
 -- row frames (compspill.frame_kind = row): rows as native sort writes
 -- them, with every codec; EXPLAIN counts the frames of each kind, so a
