@@ -71,12 +71,12 @@ END $$;
 -- counts what its memory contexts really hold, native tuplesort the bytes
 -- of its tuples and array, so compspill keeps a few percent fewer rows
 -- in memory (measured on 15: lz4 95% at 1MB and 98% at 4MB, zstd 92% at
--- 1MB; 95-96% on 18; the bound is 90%, 97% at 4MB), its peak within 2% of
--- native's figure.  At 4MB the array of rows had its last growth when half
--- of them were loaded, and stopped at 96% of native's rows with work_mem
--- not full; it now grows once more when full.  Before 0.6 a sort spilled
--- at 81% of native's rows.  On an
--- assert-enabled server every chunk of the bump context that holds the
+-- 1MB; on 18 95% at 1MB and 96.2% at 4MB; the bound is 90%, and 96% at
+-- 4MB, where the code before the array's extra growth kept 95.8% on 15),
+-- its peak within 2% of native's figure.  At 4MB the array of rows had its
+-- last growth when half of them were loaded, and stopped with work_mem not
+-- full; it now grows once more when full.  Before 0.6 a sort spilled at
+-- 81% of native's rows.  On an assert-enabled server every chunk of the bump context that holds the
 -- tuples carries a header and a sentinel, which compspill's measure sees
 -- and native's figure does not: there the bound is a quarter.
 CREATE FUNCTION bd_compare(wm text, bound float8 DEFAULT 0.90)
@@ -101,7 +101,7 @@ END $$;
 
 SET compspill.codec = lz4;
 SELECT * FROM bd_compare('1MB');
-SELECT * FROM bd_compare('4MB', 0.97);
+SELECT * FROM bd_compare('4MB', 0.96);
 SET compspill.codec = zstd;
 SELECT * FROM bd_compare('1MB');
 
