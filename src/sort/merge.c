@@ -30,11 +30,11 @@
  * into new, longer runs: when one merge can bring the count down to the
  * final fan-in, it merges only as many runs as that takes, so that the
  * fewest bytes are written again; otherwise everything is merged in groups
- * of the fan-in.  A sort whose list of runs would
- * outgrow its memory merges some of them while it still takes input
- * (CompSpillMergeRuns).  The inputs of an intermediate merge are consumed:
- * their readers give their extents back to the spill file as they go, and
- * the output run takes them, so the file holds one copy of the data.
+ * of the fan-in.  A sort whose list of runs would outgrow its memory
+ * merges some of them while it still takes input (CompSpillMergeRuns).
+ * The inputs of an intermediate merge are consumed: their readers give
+ * their extents back to the spill file as they go, and the output run
+ * takes them, so the file holds one copy of the data.
  *
  * The final merge streams its rows to the caller; the winning input moves
  * on only when the next row is asked for, so the row handed out stays
@@ -532,10 +532,12 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 		first = compspill_measure_input(m);
 	else
 	{
-		/* readers of row frames are not probed: see compspill_row_input_cost */
+		/* a reader of row frames is not probed (compspill_row_input_cost) */
+		int64		fresh;
+
 		first = CompSpillReaderCreate(sp);
-		m->reader_mem = Max(m->reader_mem,
-							compspill_row_input_cost(m, CompSpillReaderHeld(first)));
+		fresh = CompSpillReaderHeld(first);
+		m->reader_mem = Max(m->reader_mem, compspill_row_input_cost(m, fresh));
 	}
 	held = CompSpillReaderHeld(first);
 
