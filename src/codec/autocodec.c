@@ -104,12 +104,20 @@
  * block now and then is compressed with a codec that is not the current
  * choice: every 48 blocks for a codec within 1.5 times the choice's time,
  * every 128 within 3 times, every 512 beyond.  Probes are never more than
- * COMPSPILL_AUTO_MAX_PROBE_PCT percent of the blocks.  A probe block is
- * stored with the probed codec like any other block: nothing is compressed
- * twice.  "none" is never probed; its costs are known.  The choice changes
- * only when another codec is better by COMPSPILL_AUTO_HYSTERESIS (2%), so
- * that noise in the measurements does not make it flap; switching itself
- * costs nothing (each frame names its codec), so the margin is small.
+ * COMPSPILL_AUTO_MAX_PROBE_PCT percent of the blocks.  While the choice
+ * compresses, a probe block is stored with the probed codec like any
+ * other block: nothing is compressed twice.  While it stores raw, a probe
+ * block is compressed to be timed and stored raw all the same
+ * (CompSpillAutoStoresRaw): a frame stored compressed would make every
+ * reader of the spill keep a decompression buffer (and zstd's context),
+ * and a merge of raw runs would read fewer of them at once for the sake
+ * of a probe in a few hundred blocks.  Decompression then keeps its
+ * estimate (below) until a frame of that codec is read; in a sort, whose
+ * runs are all written before any is read, that is what it had anyway.
+ * "none" is never probed; its costs are known.  The choice changes only
+ * when another codec is better by COMPSPILL_AUTO_HYSTERESIS (2%), so that
+ * noise in the measurements does not make it flap; switching itself costs
+ * nothing (each frame names its codec), so the margin is small.
  *
  * Room.  The spill can say that room is short (CompSpillAutoSetRoom):
  * the rest of the spill may store at most a given number of bytes per raw
@@ -336,6 +344,17 @@ bool
 CompSpillAutoRoomShort(const CompSpillAutoCodec *ac)
 {
 	return ac->room_fraction < INFINITY;
+}
+
+/*
+ * Say whether the current choice stores blocks raw, room not being short:
+ * then a probe's block is compressed only to be timed, and stored raw (see
+ * the file header).
+ */
+bool
+CompSpillAutoStoresRaw(const CompSpillAutoCodec *ac)
+{
+	return ac->choice == COMPSPILL_CODEC_NONE && !CompSpillAutoRoomShort(ac);
 }
 
 /* Make an estimate with no sample */

@@ -61,6 +61,7 @@ extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds);
 extern void CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction);
 extern bool CompSpillAutoRoomShort(const CompSpillAutoCodec *ac);
+extern bool CompSpillAutoStoresRaw(const CompSpillAutoCodec *ac);
 extern void CompSpillAutoSetDirect(CompSpillAutoCodec *ac, bool direct);
 extern void CompSpillAutoRecordRead(CompSpillAutoCodec *ac, Size bytes,
 									double seconds);

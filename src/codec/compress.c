@@ -236,6 +236,41 @@ CompSpillCompressorMemory(CompSpillCompressor *comp)
 }
 
 /*
+ * Return what the compressor holds only for compressing, in bytes: the zstd
+ * compression context and the lz4 state.
+ */
+Size
+CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
+{
+	Size		total = 0;
+
+	if (comp->zcctx != NULL)
+		total += ZSTD_sizeof_CCtx(comp->zcctx);
+	if (comp->lz4state != NULL)
+		total += COMPSPILL_LZ4_STATE_MEM;
+	return total;
+}
+
+/*
+ * Free what the compressor holds only for compressing, for a phase that
+ * only reads; the next block compressed makes it again.
+ */
+void
+CompSpillCompressorEndWrites(CompSpillCompressor *comp)
+{
+	if (comp->zcctx != NULL)
+	{
+		ZSTD_freeCCtx(comp->zcctx);
+		comp->zcctx = NULL;
+	}
+	if (comp->lz4state != NULL)
+	{
+		pfree(comp->lz4state);
+		comp->lz4state = NULL;
+	}
+}
+
+/*
  * Return what the compressor's state for codec may still grow by, in
  * bytes, up to what CompSpillCodecMemoryEstimate gives for it: the zstd
  * decompression context until the first zstd frame read makes it, and

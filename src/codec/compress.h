@@ -26,6 +26,8 @@ extern void CompSpillCompressorSetMemLimit(CompSpillCompressor *comp,
 										   Size largest_block,
 										   int64 mem_limit);
 extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
+extern Size CompSpillCompressorWriteMemory(CompSpillCompressor *comp);
+extern void CompSpillCompressorEndWrites(CompSpillCompressor *comp);
 extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,
 									  CompSpillCodec codec, bool compressing);
 extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,

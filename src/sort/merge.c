@@ -25,7 +25,12 @@
  * what fits in the memory left to the merge, measured on the memory
  * contexts when the merge starts (the writer's buffers and the extent
  * maps the pass will write included for an intermediate pass), divided by
- * that cost, and never less than six (COMPSPILL_MIN_FANIN).  While there
+ * that cost, and never less than six (COMPSPILL_MIN_FANIN).  A final
+ * merge that reads every run at once and writes nothing knows the largest
+ * frame it will read: its inputs cost what the readers' buffers may still
+ * grow by to hold that frame instead of the eighth, and the memory of the
+ * writer and of the codec's compression state (which it frees) and of the
+ * extent maps (which no pass writes) goes to its inputs.  While there
  * are more runs than the final merge can read at once, runs are merged
  * into new, longer runs: when one merge can bring the count down to the
  * final fan-in, it merges only as many runs as that takes, so that the
@@ -100,6 +105,8 @@ struct CompSpillMerge
 
 	/* merge inputs */
 	int64		reader_mem;		/* memory one input takes */
+	int64		only_reader_mem;	/* the same in a merge that writes
+									 * nothing: all frames are written */
 	int			nreaders;		/* readers created so far */
 	int			maxreaders;
 	CompSpillRunReader **readers;
@@ -377,26 +384,19 @@ compspill_size_input(CompSpillMerge *m)
 }
 
 /*
- * What a reader of row frames holds: its buffers, which it has from the
- * start (fresh, what it held when created), with an eighth more for larger
- * frames, and its row buffer grown to the largest row.
- */
-static int64
-compspill_row_input_cost(CompSpillMerge *m, int64 fresh)
-{
-	return fresh + fresh / 8 + CompSpillMaxRow(m->sp);
-}
-
-/*
- * Measure what one merge input of column frames really holds: a reader on
- * the first run of column frames, through its first COMPSPILL_PROBE_FRAMES
- * frames, the most its memory contexts held after any of them (with codec =
- * auto, a run's first frames try the codecs in turn, so its first few
- * frames are not typical).  The estimate from the frames' average sizes is
- * the floor; an eighth more than the measurement covers frames larger than
- * those.  When some runs are of row frames (codec = auto may write its
- * first runs so), an input costs the more of the two kinds.  Return the
- * reader, which becomes the merge's first.
+ * Measure what one merge input really holds: a reader on the first run of
+ * each kind (row frames; column frames that took only the light encodings,
+ * which decode in place; column frames that took the costly ones, which
+ * rebuild columns into arrays of their own), through its first
+ * COMPSPILL_PROBE_FRAMES frames, the most its memory contexts held after
+ * any of them (with codec = auto, a run's first frames try the codecs in
+ * turn, so its first few frames are not typical).  An input costs that,
+ * and what the reader's buffers may still grow by to hold the largest
+ * frame and row written so far (CompSpillReaderGrowth), with an eighth
+ * more for larger ones; the estimate from the frames' average sizes is the
+ * floor.  In a merge that writes nothing (m->only_reader_mem) no frame is
+ * larger than those: the eighth is kept for what decoding a frame holds
+ * only.  Return the reader, which becomes the merge's first.
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
@@ -405,38 +405,48 @@ compspill_measure_input(CompSpillMerge *m)
 {
 	CompSpillRunReader *r = CompSpillReaderCreate(m->sp);
 	int64		fresh = CompSpillReaderHeld(r);
-	CompSpillRun *probe = NULL;
-	bool		some_rows = false;
-	Datum	   *values;
-	bool	   *isnull;
-	int64		most = 0;
-	int64		rows;
-	int64		per_frame;
+	CompSpillRun *probe[3] = {NULL, NULL, NULL};
+	int64		most = fresh;
+	int64		growth;
 
+	/* the first run of each kind: row frames, light, costly */
 	for (int i = 0; i < m->nruns; i++)
 	{
-		if (m->runs[i].rows)
-			some_rows = true;
-		else if (probe == NULL)
-			probe = &m->runs[i];
-	}
-	Assert(probe != NULL);
+		CompSpillRun *run = &m->runs[i];
+		int			kind = run->rows ? 0 : run->costly ? 2 : 1;
 
-	/* about the rows of the first few frames */
-	per_frame = probe->nrows / Max(probe->nframes, 1) + 1;
-	CompSpillReaderOpen(r, probe, false);
-	for (rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
+		if (probe[kind] == NULL)
+			probe[kind] = run;
+	}
+
+	for (int k = 0; k < 3; k++)
 	{
-		if (!CompSpillReaderNext(r, &values, &isnull))
-			break;
-		if (rows % per_frame == 0)
-			most = Max(most, CompSpillReaderHeld(r));
-	}
-	most = Max(most, CompSpillReaderHeld(r));
+		int64		per_frame;
 
-	m->reader_mem = Max(m->reader_mem, most + most / 8);
-	if (some_rows)
-		m->reader_mem = Max(m->reader_mem, compspill_row_input_cost(m, fresh));
+		if (probe[k] == NULL)
+			continue;
+
+		/* about the rows of the first few frames, read as the merge will */
+		per_frame = probe[k]->nrows / Max(probe[k]->nframes, 1) + 1;
+		CompSpillReaderOpen(r, probe[k], false);
+		for (int64 rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
+		{
+			Datum	   *values;
+			bool	   *isnull;
+
+			if (m->rows ? CompSpillReaderNextTuple(r) == NULL :
+				!CompSpillReaderNext(r, &values, &isnull))
+				break;
+			if (rows % per_frame == 0)
+				most = Max(most, CompSpillReaderHeld(r));
+		}
+		most = Max(most, CompSpillReaderHeld(r));
+	}
+
+	growth = CompSpillReaderGrowth(r);
+	m->reader_mem = Max(m->reader_mem, most + most / 8 + growth);
+	m->only_reader_mem = Max(m->only_reader_mem,
+							 most + (most - fresh) / 8 + growth);
 	return r;
 }
 
@@ -447,9 +457,9 @@ compspill_measure_input(CompSpillMerge *m)
  */
 static int
 compspill_fanin(CompSpillMerge *m, int64 allowed_mem, int64 used_mem,
-				int64 held)
+				int64 held, int64 reader_mem)
 {
-	int64		fanin = (allowed_mem - used_mem + held) / m->reader_mem;
+	int64		fanin = (allowed_mem - used_mem + held) / reader_mem;
 
 	return (int) Min(Max(fanin, COMPSPILL_MIN_FANIN), (int64) m->nruns);
 }
@@ -495,6 +505,7 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	CompSpillRunReader *first = NULL;
 	int64		held = 0;
 	int64		used;
+	int64		growth;
 	int64		map_reserve = 0;
 
 	m = palloc0(sizeof(CompSpillMerge));
@@ -528,17 +539,7 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	m->used_arg = arg;
 
 	compspill_size_input(m);
-	if (!m->rows)
-		first = compspill_measure_input(m);
-	else
-	{
-		/* a reader of row frames is not probed (compspill_row_input_cost) */
-		int64		fresh;
-
-		first = CompSpillReaderCreate(sp);
-		fresh = CompSpillReaderHeld(first);
-		m->reader_mem = Max(m->reader_mem, compspill_row_input_cost(m, fresh));
-	}
+	first = compspill_measure_input(m);
 	held = CompSpillReaderHeld(first);
 
 	/*
@@ -554,16 +555,32 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	 * So is the zstd decompression context until it exists: with codec =
 	 * auto, the first zstd frame read makes it, after the fan-in is set.
 	 */
-	used = used_mem(arg) + map_reserve + CompSpillMallocGrowth(sp, false);
-	*fanin = compspill_fanin(m, allowed_mem, used, held);
+	used = used_mem(arg);
+	growth = CompSpillMallocGrowth(sp, false);
+	*fanin = compspill_fanin(m, allowed_mem, used + growth + map_reserve,
+							 held, m->reader_mem);
 	*last_fanin = *fanin;
 	if (m->nruns > *fanin && !last_writes)
 	{
-		/* without the writer, the final merge can take a few more inputs */
-		*last_fanin = Max(*fanin,
-						  compspill_fanin(m, allowed_mem,
-										  used - CompSpillWriterHeld(sp),
-										  held));
+		/*
+		 * Without the writer and the codec's compression state, the final
+		 * merge can take a few more inputs.  If it can take all the runs,
+		 * no pass writes: no map grows, no frame is larger than those
+		 * written so far, and the codec state reads those only.
+		 */
+		int			only = compspill_fanin(m, allowed_mem,
+										   used + CompSpillReadGrowth(sp) -
+										   CompSpillWriterHeld(sp),
+										   held, m->only_reader_mem);
+
+		if (only >= m->nruns)
+			*last_fanin = only;
+		else
+			*last_fanin = Max(*fanin,
+							  compspill_fanin(m, allowed_mem,
+											  used + growth + map_reserve -
+											  CompSpillWriterHeld(sp),
+											  held, m->reader_mem));
 	}
 
 	/* the last merge has the most inputs */

@@ -1636,9 +1636,10 @@ CompSpillSorterReset(CompSpillSorter *s)
 			s->runs = MemoryContextAlloc(s->maincxt,
 										 sizeof(CompSpillRun) * s->runs_cap);
 		}
-		/* the final merge freed the writer: reserve it again */
+		/* the final merge freed the writer and codec state: reserve them */
 		s->writer_reserve = CompSpillWriterHeld(s->spill) > 0 ? 0 :
-			compspill_writer_memory(s, s->block_size);
+			compspill_writer_memory(s, s->block_size) +
+			CompSpillMallocGrowth(s->spill, true);
 		CompSpillSpillerSetPhase(s->spill, COMPSPILL_PHASE_READING_INPUT, 0, 0);
 	}
 

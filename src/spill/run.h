@@ -46,6 +46,9 @@ typedef struct CompSpillRun
 	int64		nframes;
 	int			level;			/* merges its rows have been through */
 	bool		rows;			/* its frames are row frames */
+	bool		costly;			/* some column frame took the encodings
+								 * that cost CPU (not light, see
+								 * codecchoice.c's compspill_io_is_cheap) */
 	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
 	CompSpillFrameRef *index;
 	int64		index_cap;
@@ -103,10 +106,12 @@ extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
+extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 
 /* spillsizing.c */
 extern int64 CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing);
+extern int64 CompSpillReadGrowth(CompSpillSpiller *sp);
 extern int64 CompSpillMallocEstimate(const CompSpillSettings *set,
 									 Size block);
 extern void CompSpillChooseSizes(const CompSpillSettings *set,
@@ -115,7 +120,6 @@ extern void CompSpillChooseSizes(const CompSpillSettings *set,
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
 extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
 extern Size CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows);
-extern Size CompSpillMaxRow(CompSpillSpiller *sp);
 extern int64 CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes);
 
 #endif							/* COMPSPILL_RUN_H */

@@ -211,6 +211,34 @@ CompSpillReaderHeld(CompSpillRunReader *r)
 	return MemoryContextMemAllocated(r->cxt, true);
 }
 
+/*
+ * Return what the reader's read and decompression buffers and its row
+ * buffer may still grow by to hold the largest frames and row written so
+ * far.
+ */
+int64
+CompSpillReaderGrowth(CompSpillRunReader *r)
+{
+	CompSpillSpiller *sp = r->sp;
+	Size		rbuf = sp->max_stored + COMPSPILL_FRAME_HEADER_SIZE;
+	int64		growth = 0;
+
+	/* a read under direct I/O covers whole pages from a page's start */
+	if (CompSpillFileAligned(sp->file))
+		rbuf = COMPSPILL_ALIGN_UP(rbuf) + 2 * COMPSPILL_ALIGN;
+	if (rbuf > r->rbuf_cap)
+		growth += (int64) (CompSpillGrowSize(r->rbuf_cap, rbuf) - r->rbuf_cap);
+	if (sp->max_compressed_raw > r->dbuf_cap)
+		growth += (int64) (CompSpillGrowSize(r->dbuf_cap,
+											 sp->max_compressed_raw) -
+						   r->dbuf_cap);
+	if (MAXALIGN(sp->max_row) > r->rc.tup_cap)
+		growth += (int64) (MAXALIGN(CompSpillGrowSize(r->rc.tup_cap,
+													  sp->max_row)) -
+						   r->rc.tup_cap);
+	return growth;
+}
+
 /* Release the reader, its buffers and its decoded block */
 void
 CompSpillReaderFree(CompSpillRunReader *r)

@@ -291,10 +291,16 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	sp->block_timed = false;
 
 	codec = compspill_frame_codec(sp);
-	if (sp->set.codec == COMPSPILL_CODEC_AUTO && !rows)
-		CompSpillEncoderSetLight(sp->enc, compspill_io_is_cheap(sp, codec));
 	if (!rows)
+	{
+		bool		light = sp->set.codec == COMPSPILL_CODEC_AUTO &&
+			compspill_io_is_cheap(sp, codec);
+
+		CompSpillEncoderSetLight(sp->enc, light);
 		CompSpillEncoderSetCompressed(sp->enc, codec != COMPSPILL_CODEC_NONE);
+		if (!light)
+			sp->run->costly = true;
+	}
 	rawlen = rows ? sp->rows.len : CompSpillEncoderSize(sp->enc);
 	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
 		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);
@@ -355,7 +361,16 @@ compspill_emit_frame(CompSpillSpiller *sp)
 										INSTR_TIME_GET_DOUBLE(end));
 		}
 
-		if (clen > 0 && clen < rawlen)
+		if (clen > 0 && clen < rawlen &&
+			sp->set.codec == COMPSPILL_CODEC_AUTO &&
+			CompSpillAutoStoresRaw(sp->ac))
+		{
+			/* auto stores raw: the probe was only timed */
+			memcpy(payload, src, rawlen);
+			stored_len = rawlen;
+			stored_codec = COMPSPILL_CODEC_NONE;
+		}
+		else if (clen > 0 && clen < rawlen)
 		{
 			stored_len = clen;
 			stored_codec = codec;
@@ -417,6 +432,8 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	sp->max_stored = Max(sp->max_stored, stored_len);
 	if (stored_codec != COMPSPILL_CODEC_NONE)
 		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
+	if (stored_codec == COMPSPILL_CODEC_ZSTD)
+		sp->zstd_frames = true;
 
 	sp->stats->bytes_encoded += rawlen;
 	sp->stats->frames_written++;

@@ -143,8 +143,9 @@ CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run, int64 offset)
 }
 
 /*
- * Free the writer's encoder and buffers and the file's write buffer, for a
- * phase that only reads; a later run creates them again.
+ * Free the writer's encoder and buffers, the file's write buffer and the
+ * codec's compression state, for a phase that only reads; a later run
+ * creates them again.
  */
 void
 CompSpillSpillerEndWrites(CompSpillSpiller *sp)
@@ -152,6 +153,7 @@ CompSpillSpillerEndWrites(CompSpillSpiller *sp)
 	Assert(sp->run == NULL);
 	compspill_free_writer(sp);
 	CompSpillFileEndWrites(sp->file);
+	CompSpillCompressorEndWrites(sp->comp);
 }
 
 /* Close and delete the temp file and free everything the spill holds */
@@ -179,12 +181,13 @@ CompSpillMallocHeld(CompSpillSpiller *sp)
 
 /*
  * Return the memory the writer holds now: its encoder and scratch buffer,
- * and the file's write buffer.
+ * the file's write buffer and the codec's compression state.
  */
 int64
 CompSpillWriterHeld(CompSpillSpiller *sp)
 {
-	int64		held = CompSpillFileBufferSize(sp->file);
+	int64		held = CompSpillFileBufferSize(sp->file) +
+		(int64) CompSpillCompressorWriteMemory(sp->comp);
 
 	if (sp->writecxt != NULL)
 		held += MemoryContextMemAllocated(sp->writecxt, true);

@@ -56,6 +56,19 @@ CompSpillMallocGrowth(CompSpillSpiller *sp, bool compressing)
 }
 
 /*
+ * Return what the spill's codec state may still grow by to read the frames
+ * written so far: zstd's decompression context, until it exists, if some
+ * frame was stored with zstd.  For a merge that writes nothing.
+ */
+int64
+CompSpillReadGrowth(CompSpillSpiller *sp)
+{
+	return (int64) CompSpillCompressorGrowth(sp->comp, sp->zstd_frames ?
+											 COMPSPILL_CODEC_ZSTD :
+											 COMPSPILL_CODEC_NONE, false);
+}
+
+/*
  * Estimate what the writer of a spill with the given settings will hold
  * outside its memory contexts, and its lz4 state, while it writes its
  * first run with blocks of about block bytes (0: the largest the settings
@@ -210,13 +223,6 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 	fixed_size *= sp->rows_formed / nframes + 1;
 
 	return compspill_reader_memory(sp, raw_size, stored_size, fixed_size);
-}
-
-/* Return the size of the largest row put in a row frame so far */
-Size
-CompSpillMaxRow(CompSpillSpiller *sp)
-{
-	return MAXALIGN(sp->max_row);
 }
 
 /*

@@ -903,6 +903,9 @@ test_room(void)
 	check(ac.choice == LZ4 && sim.used[NONE] == 0, "room online 0.5",
 		  "choice %s, %lld of 500 blocks raw", name(ac.choice),
 		  (long long) sim.used[NONE]);
+	/* a compressing choice stores its probes compressed */
+	check(!CompSpillAutoStoresRaw(&ac), "stores raw, lz4", "%s",
+		  CompSpillAutoStoresRaw(&ac) ? "raw" : "compressed");
 	/* a choice that no longer fits is left at the next block */
 	CompSpillAutoSetRoom(&ac, 0.3);
 	sim_run(&sim, &ac, 1);
@@ -917,6 +920,14 @@ test_room(void)
 	sim_run(&sim, &ac, 500);
 	check(ac.choice == NONE && CompSpillAutoRowFrames(&ac),
 		  "room again", "choice %s, row frames", name(ac.choice));
+	/* storing raw, a probe is only timed: its block is stored raw too */
+	check(CompSpillAutoStoresRaw(&ac), "stores raw, none", "%s",
+		  CompSpillAutoStoresRaw(&ac) ? "raw" : "compressed");
+	/* unless room is short, whatever the choice */
+	CompSpillAutoSetRoom(&ac, 2.0);
+	check(!CompSpillAutoStoresRaw(&ac), "stores raw, room short", "%s",
+		  CompSpillAutoStoresRaw(&ac) ? "raw" : "compressed");
+	CompSpillAutoSetRoom(&ac, INFINITY);
 	/* a negative fraction is none at all */
 	CompSpillAutoSetRoom(&ac, -1.0);
 	check(ac.room_fraction == 0.0, "room negative", "%.2f",
