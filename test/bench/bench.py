@@ -71,7 +71,8 @@ What it does:
 Configurations: native (compspill.enabled=off); any value of compspill.codec
 (none, lz4, zstd, auto, ...) as is, or followed by a compression level
 (zstd1, zstd3: compspill.compression_level); any of them with "-dio"
-appended (compspill.enable_dio=on). Extra settings for every session:
+appended (compspill.enable_dio=on), "-enc" (aes-256-gcm), "-row" or
+"-column" (compspill.frame_kind). Extra settings for every session:
 --set name=value (repeatable).
 
 Slow disk (--slow-disk MBPS[,MBPS...], root): per speed, a sparse file on a
@@ -358,23 +359,30 @@ def read_file(path):
 
 
 def parse_config(name, codecs=None):
-    """A configuration name -> (codec, level, dio, enc), None for native.
+    """A configuration name -> (codec, level, dio, enc, kind), None for native.
 
     Names: native; a compspill.codec value (none, lz4, zstd, auto, ...), or
     one followed by a compression level (zstd1, zstd3); optionally "-dio"
-    (direct I/O) and "-enc" (compspill.encryption = aes-256-gcm).
+    (direct I/O), "-enc" (compspill.encryption = aes-256-gcm), "-row" or
+    "-column" (compspill.frame_kind; kind is None without them).
     With `codecs` (the server's list of compspill.codec values) the codec
     must be one of them; without it only the form is checked, and a
     trailing number is read as a level unless the whole name is a codec."""
     if name == NATIVE:
         return None
-    base, dio, enc = name, False, False
-    while base.endswith("-dio") or base.endswith("-enc"):
+    base, dio, enc, kind = name, False, False, None
+    while True:
         if base.endswith("-dio"):
             dio = True
-        else:
+        elif base.endswith("-enc"):
             enc = True
-        base = base[:-4]
+        elif base.endswith("-row"):
+            kind = "row"
+        elif base.endswith("-column"):
+            kind = "column"
+        else:
+            break
+        base = base[:base.rindex("-")]
     if not re.fullmatch(r"[a-z][a-z0-9_]*", base):
         raise SystemExit("bad configuration name %r" % name)
     if codecs is None:
@@ -383,12 +391,12 @@ def parse_config(name, codecs=None):
         codecs = KNOWN_CODECS
         m = re.fullmatch(r"(.*?)(\d+)", base)
         if base not in codecs and not (m and m.group(1) in codecs):
-            return base, None, dio, enc
+            return base, None, dio, enc, kind
     if base in codecs:
-        return base, None, dio, enc
+        return base, None, dio, enc, kind
     for i in range(len(base) - 1, 0, -1):
         if base[i:].isdigit() and base[:i] in codecs:
-            return base[:i], base[i:], dio, enc
+            return base[:i], base[i:], dio, enc, kind
     raise SystemExit("configuration %r: compspill.codec has no value %r (the installed "
                      "compspill knows %s)" % (name, base, ", ".join(codecs)))
 
@@ -398,11 +406,13 @@ def config_settings(name, have_compspill, codecs=None):
     c = parse_config(name, codecs)
     if c is None:
         return {"compspill.enabled": "off"} if have_compspill else {}
-    codec, level, dio, enc = c
+    codec, level, dio, enc, kind = c
     s = {"compspill.enabled": "on", "compspill.codec": codec,
          "compspill.enable_dio": "on" if dio else "off"}
     if enc:
         s["compspill.encryption"] = "aes-256-gcm"
+    if kind is not None:
+        s["compspill.frame_kind"] = kind
     if level is not None:
         s["compspill.compression_level"] = level
     return s
