@@ -132,7 +132,9 @@
  * Frame kind.  The same measurements decide, at the start of each run of
  * a sort, whether it is written in row frames, which cost a memcpy a row,
  * or in column frames, which cost the block codec's CPU and save bytes:
- * row frames while I/O is cheap (CompSpillAutoRowFrames).
+ * row frames while the I/O of the bytes column frames would save, as
+ * measured on the column frames written (CompSpillAutoRecordColumns),
+ * costs less than their CPU (CompSpillAutoRowFrames).
  *
  * Nothing here allocates, raises errors or reads the clock: callers time
  * their own work with instr_time and pass seconds, which keeps this file a
@@ -458,6 +460,7 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 
 	compspill_auto_estimate_init(&ac->write);
 	compspill_auto_estimate_init(&ac->read);
+	compspill_auto_estimate_init(&ac->columns);
 
 	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
 	{
@@ -728,18 +731,44 @@ CompSpillAutoRecordDecompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 }
 
 /*
+ * Record that rows of row_bytes bytes (as minimal tuples) were encoded into
+ * a column frame of encoded bytes (before any compression): what column
+ * frames save over row frames, for CompSpillAutoRowFrames.
+ */
+void
+CompSpillAutoRecordColumns(CompSpillAutoCodec *ac, Size row_bytes,
+						   Size encoded)
+{
+	if (row_bytes == 0)
+		return;
+	ac->column_bytes += (double) row_bytes;
+	compspill_auto_estimate_add(&ac->columns, (double) row_bytes,
+								(double) encoded, ac->column_bytes,
+								COMPSPILL_AUTO_CPU_HORIZON, 0.0);
+}
+
+/*
  * Should the next run be written in row frames, rows laid out as native sort
  * does, rather than in the block codec's column frames?  Column frames cost
- * CPU to encode and decode (about 1.4 ns per byte of rows, see
- * spill/codecchoice.c) and save bytes; rows cost a memcpy.  They pay when a
- * byte written and read back costs more than that: so row frames when I/O has
- * been measured to cost less than COMPSPILL_AUTO_ROW_IO_NS per byte written
- * and read, or has not been measured yet (a sort's first run, which the temp
- * files' page cache nearly always takes: its writes are timed and decide the
- * next runs); never when room is short.  The codec of each frame is chosen as
- * ever.
+ * CPU to encode and decode, COMPSPILL_AUTO_COLUMN_NS more per byte of rows
+ * than row frames' memcpy (perf on lineitem; the strings of the benchmark
+ * measure 1.5), and save bytes: what they save is measured on the column
+ * frames written (CompSpillAutoRecordColumns), and assumed to be
+ * COMPSPILL_AUTO_COLUMN_SHRINK until then (lineitem's rows shrink to a
+ * third).  They pay when the I/O of the bytes they save costs more than
+ * their CPU: so row frames when a byte written and read back, times the
+ * share of bytes column frames save, costs less than that, or when I/O has
+ * not been measured yet (a sort's first run, which the temp files' page
+ * cache nearly always takes: its writes are timed and decide the next
+ * runs); never when room is short.  While the choice compresses, what the
+ * codec makes of either kind decides the bytes, not the encodings alone,
+ * and the assumed saving holds.  The codec of each frame is chosen as
+ * ever.  Rows of long strings that the encodings hardly shrink (URLs:
+ * column frames of 0.9 of the rows) so stay in row frames up to about 14
+ * ns per byte of I/O, where lineitem's switch at 2.
  */
-#define COMPSPILL_AUTO_ROW_IO_NS	2.0
+#define COMPSPILL_AUTO_COLUMN_NS		1.4
+#define COMPSPILL_AUTO_COLUMN_SHRINK	0.7
 
 bool
 CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
@@ -747,11 +776,14 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
 	double		write_ns;
 	double		read_ns;
+	double		saved = COMPSPILL_AUTO_COLUMN_SHRINK;
 
 	if (CompSpillAutoRoomShort(ac))
 		return false;
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);
-	return write_ns + read_ns < COMPSPILL_AUTO_ROW_IO_NS;
+	if (ac->columns.known && CompSpillAutoStoresRaw(ac))
+		saved = Max(1.0 - ac->columns.value, 0.0);
+	return (write_ns + read_ns) * saved < COMPSPILL_AUTO_COLUMN_NS;
 }

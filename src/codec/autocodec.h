@@ -72,6 +72,8 @@ extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 									  CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 									  double *write_ns_per_byte,
 									  double *read_ns_per_byte);
+extern void CompSpillAutoRecordColumns(CompSpillAutoCodec *ac,
+									   Size row_bytes, Size encoded);
 extern bool CompSpillAutoRowFrames(const CompSpillAutoCodec *ac);
 
 #endif							/* COMPSPILL_AUTOCODEC_H */

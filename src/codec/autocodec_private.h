@@ -78,6 +78,10 @@ struct CompSpillAutoCodec
 								 * rest of the spill may take for lack of
 								 * room, or INFINITY: no limit */
 	CompSpillAutoEstimate read; /* ns per file byte read */
+	double		column_bytes;	/* row bytes through RecordColumns */
+	CompSpillAutoEstimate columns;	/* bytes of column frames (before
+									 * compression) per byte of the rows
+									 * they hold */
 	CompSpillAutoCodecState codec[COMPSPILL_NUM_STORED_CODECS];
 };
 

@@ -91,6 +91,13 @@ struct CompSpillSpiller
 	bool		block_timed;
 	instr_time	block_start;
 
+	/*
+	 * codec = auto: the bytes of the minimal tuples put in the pending
+	 * block, and how many, for what column frames save over row frames
+	 */
+	int64		block_in;
+	int64		block_in_rows;
+
 	/* codec = auto: the input the plan expects, for the room it needs */
 	double		expected_rows;	/* 0: not known, no room policy */
 	int			expected_width;

@@ -180,6 +180,8 @@ CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup)
 	}
 	else
 	{
+		sp->block_in += tup->t_len;
+		sp->block_in_rows++;
 		CompSpillEncoderAddMinimal(sp->enc, tup);
 		if (unlikely(CompSpillEncoderIsFull(sp->enc)))
 			compspill_emit_frame(sp);
@@ -302,6 +304,12 @@ compspill_emit_frame(CompSpillSpiller *sp)
 			sp->run->costly = true;
 	}
 	rawlen = rows ? sp->rows.len : CompSpillEncoderSize(sp->enc);
+
+	/* codec = auto: what the column frame saves over the rows it holds */
+	if (!rows && sp->set.codec == COMPSPILL_CODEC_AUTO &&
+		sp->block_in_rows == nrows)
+		CompSpillAutoRecordColumns(sp->ac, (Size) sp->block_in, rawlen);
+	sp->block_in = sp->block_in_rows = 0;
 	if (rawlen > PG_UINT32_MAX - COMPSPILL_FRAME_HEADER_SIZE)
 		elog(ERROR, "compspill block of %zu bytes is too large", rawlen);
 

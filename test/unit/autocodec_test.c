@@ -848,6 +848,53 @@ test_read_prior(void)
 }
 
 /* ----------------------------------------------------------------
+ * Frame kind: row frames while the bytes column frames save cost less
+ * to write and read than the column encodings' CPU
+ * ----------------------------------------------------------------
+ */
+static void
+test_frame_kind(void)
+{
+	CompSpillAutoCodec ac;
+
+	CompSpillAutoInit(&ac, 1);
+	check(CompSpillAutoRowFrames(&ac), "kind, nothing measured",
+		  "row frames");
+
+	/* a write and read of 2.4 ns per byte: columns, at the assumed saving */
+	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
+							 64 * 1024 * 1024 * 1.2e-9);
+	check(ac.choice == NONE && !CompSpillAutoRowFrames(&ac),
+		  "kind, 2.4 ns/B, assumed saving", "column frames");
+
+	/* rows of long strings, which column frames save a tenth of: rows */
+	CompSpillAutoRecordColumns(&ac, 64 * 1024 * 1024, 58 * 1024 * 1024);
+	check(ac.columns.known && CompSpillAutoRowFrames(&ac),
+		  "kind, 2.4 ns/B, columns 0.9 of the rows",
+		  "row frames (columns %.2f)", ac.columns.value);
+
+	/* lineitem's rows, which column frames shrink to a third: columns */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
+							 64 * 1024 * 1024 * 1.2e-9);
+	CompSpillAutoRecordColumns(&ac, 64 * 1024 * 1024, 21 * 1024 * 1024);
+	check(!CompSpillAutoRowFrames(&ac), "kind, 2.4 ns/B, columns 0.33",
+		  "column frames (columns %.2f)", ac.columns.value);
+
+	/* cheap I/O: rows whatever the columns save */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
+							 64 * 1024 * 1024 * 0.3e-9);
+	CompSpillAutoRecordColumns(&ac, 64 * 1024 * 1024, 16 * 1024 * 1024);
+	check(CompSpillAutoRowFrames(&ac), "kind, 0.6 ns/B", "row frames");
+
+	/* a zero-byte record is nothing */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoRecordColumns(&ac, 0, 100);
+	check(!ac.columns.known, "kind, empty record", "no figure");
+}
+
+/* ----------------------------------------------------------------
  * Room: a limit on the stored bytes per raw byte
  * ----------------------------------------------------------------
  */
@@ -946,6 +993,7 @@ main(int argc, char **argv)
 	test_reads();
 	test_writes();
 	test_read_prior();
+	test_frame_kind();
 	test_room();
 
 	printf("autocodec unit: %d passed, %d failed\n", npassed, nfailed);
