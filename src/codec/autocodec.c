@@ -77,11 +77,10 @@
  * what that work did not cover: on the throttled 50 MB/s device (20 ns a
  * byte) lineitem's writes averaged 7-8 ns a byte, a byte compressed away
  * looked worth barely more than lz4's CPU, and auto stored 1.6 times lz4's
- * bytes and took 1.2-1.5 times lz4's time.  When write after write, for
- * COMPSPILL_AUTO_DEVICE_BOUND_BYTES (4 MB), costs more than
- * COMPSPILL_AUTO_DEVICE_BOUND_NS a byte, far more than a copy into the
- * page cache (under 1.7 ns a byte over every page-cache run of the
- * benchmark), the spill is taken to wait for its device for good,
+ * bytes and took 1.2-1.5 times lz4's time.  When the writes cost more
+ * than COMPSPILL_AUTO_DEVICE_BOUND_NS a byte, far more than a copy into
+ * the page cache (under 1.7 ns in every page-cache run of the benchmark),
+ * the spill is taken to wait for its device for the rest of its life,
  * and a byte written costs the backend's whole time per byte written,
  * writing or not (CompSpillAutoRecordPace, the same 32 MB horizon): what
  * the device takes per byte when it is what the query waits for.  It
@@ -189,10 +188,8 @@
 #define COMPSPILL_AUTO_WRITE_HORIZON		(32.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_MAX_WEIGHT			0.5
 
-/* writes of this cost per byte, this many bytes in a row, wait for the
- * device: see the header */
+/* writes from this cost per byte up wait for the device: see the header */
 #define COMPSPILL_AUTO_DEVICE_BOUND_NS		3.0
-#define COMPSPILL_AUTO_DEVICE_BOUND_BYTES	(4.0 * 1024 * 1024)
 
 /* the least stored fraction believed: a ratio of at most a million */
 #define COMPSPILL_AUTO_MIN_STORED_FRACTION	1e-6
@@ -707,11 +704,7 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;
-	if (compspill_auto_ns(seconds) >= COMPSPILL_AUTO_DEVICE_BOUND_NS * bytes)
-		ac->slow_written += (double) bytes;
-	else
-		ac->slow_written = 0.0;
-	if (ac->slow_written >= COMPSPILL_AUTO_DEVICE_BOUND_BYTES)
+	if (ac->write.known && ac->write.value >= COMPSPILL_AUTO_DEVICE_BOUND_NS)
 		ac->device_bound = true;
 }
 

@@ -73,9 +73,6 @@ struct CompSpillAutoCodec
 	CompSpillAutoEstimate write;	/* ns per file byte written */
 	CompSpillAutoEstimate pace; /* ns of the backend's time, writing or
 								 * not, per file byte written */
-	double		slow_written;	/* file bytes of the last writes in a row
-								 * that cost COMPSPILL_AUTO_DEVICE_BOUND_NS
-								 * a byte or more */
 	bool		device_bound;	/* the writes have waited for the device */
 	double		write_floor;	/* the cheapest write sample, ns per byte,
 								 * or -1 */
