@@ -80,13 +80,10 @@
  * bytes and took 1.2-1.5 times lz4's time.  When the writes cost more
  * than COMPSPILL_AUTO_DEVICE_BOUND_NS a byte, far more than a copy into
  * the page cache (under 1.7 ns in every page-cache run of the benchmark),
- * the spill is taken to wait for its device for the rest of its life,
- * and a byte written costs the backend's whole time per byte written,
- * writing or not (CompSpillAutoRecordPace, the same 32 MB horizon): what
- * the device takes per byte when it is what the query waits for.  It
- * stays so because compressing takes the wait away: lz4's writes on that
- * device cost 1-3 ns a byte, and a test of the writes alone went back to
- * storing raw as soon as it compressed.
+ * the spill is taken to wait for its device, and a byte written costs the
+ * backend's whole time per byte written, writing or not
+ * (CompSpillAutoRecordPace, the same 32 MB horizon): what the device
+ * takes per byte when it is what the query waits for.
  * (A writeback measurement with sync_file_range, handing each written MB
  * to the device and timing the wait for it, was tried to see the device
  * before the dirty limit: on the throttled 50 MB/s device it stored more
@@ -532,7 +529,8 @@ CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 
 	*write_ns_per_byte = ac->write.known ? ac->write.value :
 		COMPSPILL_AUTO_PRIOR_WRITE_NS;
-	if (ac->device_bound && ac->pace.known)
+	if (ac->write.known && ac->pace.known &&
+		ac->write.value >= COMPSPILL_AUTO_DEVICE_BOUND_NS)
 		*write_ns_per_byte = Max(*write_ns_per_byte, ac->pace.value);
 	if (ac->read.known)
 		*read_ns_per_byte = ac->read.value;
@@ -704,8 +702,6 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;
-	if (ac->write.known && ac->write.value >= COMPSPILL_AUTO_DEVICE_BOUND_NS)
-		ac->device_bound = true;
 }
 
 /*

@@ -73,7 +73,6 @@ struct CompSpillAutoCodec
 	CompSpillAutoEstimate write;	/* ns per file byte written */
 	CompSpillAutoEstimate pace; /* ns of the backend's time, writing or
 								 * not, per file byte written */
-	bool		device_bound;	/* the writes have waited for the device */
 	double		write_floor;	/* the cheapest write sample, ns per byte,
 								 * or -1 */
 	bool		direct;			/* the file does direct I/O */

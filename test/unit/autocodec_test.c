@@ -882,16 +882,6 @@ test_device_bound(void)
 	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
 	check(fabs(w - 20.0) < 1e-6, "device bound", "write %.2f ns/B", w);
 
-	/* compressed, its writes no longer wait: it stays bound to the device */
-	for (int i = 0; i < 100; i++)
-	{
-		CompSpillAutoRecordWrite(&ac, mb, mb * 1e-9);
-		CompSpillAutoRecordPace(&ac, mb, mb * 30e-9);
-	}
-	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
-	check(fabs(w - 30.0) < 1e-6, "device bound, compressed",
-		  "write %.2f ns/B", w);
-
 	/* no pace measured: the writes' own cost */
 	CompSpillAutoInit(&ac, 1);
 	for (int i = 0; i < 100; i++)
