@@ -71,19 +71,6 @@
  * throttled 50 MB/s device auto stored about half its frames raw.  A
  * device as fast as the spill produces bytes makes no writer wait and
  * costs nothing, which is right: compression's CPU would not be repaid.
- *
- * Waiting for the device.  While the kernel writes the dirty pages back,
- * the backend goes on reading and sorting, so a write call waits only for
- * what that work did not cover: on the throttled 50 MB/s device (20 ns a
- * byte) lineitem's writes averaged 7-8 ns a byte, a byte compressed away
- * looked worth barely more than lz4's CPU, and auto stored 1.6 times lz4's
- * bytes and took 1.2-1.5 times lz4's time.  When the writes cost more
- * than COMPSPILL_AUTO_DEVICE_BOUND_NS a byte, far more than a copy into
- * the page cache (under 1.7 ns in every page-cache run of the benchmark),
- * the spill is taken to wait for its device, and a byte written costs the
- * backend's whole time per byte written, writing or not
- * (CompSpillAutoRecordPace, the same 32 MB horizon): what the device
- * takes per byte when it is what the query waits for.
  * (A writeback measurement with sync_file_range, handing each written MB
  * to the device and timing the wait for it, was tried to see the device
  * before the dirty limit: on the throttled 50 MB/s device it stored more
@@ -184,9 +171,6 @@
 #define COMPSPILL_AUTO_IO_HORIZON			(1.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_WRITE_HORIZON		(32.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_MAX_WEIGHT			0.5
-
-/* writes from this cost per byte up wait for the device: see the header */
-#define COMPSPILL_AUTO_DEVICE_BOUND_NS		3.0
 
 /* the least stored fraction believed: a ratio of at most a million */
 #define COMPSPILL_AUTO_MIN_STORED_FRACTION	1e-6
@@ -475,7 +459,6 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 	ac->room_fraction = INFINITY;
 
 	compspill_auto_estimate_init(&ac->write);
-	compspill_auto_estimate_init(&ac->pace);
 	compspill_auto_estimate_init(&ac->read);
 	compspill_auto_estimate_init(&ac->columns);
 
@@ -529,9 +512,6 @@ CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 
 	*write_ns_per_byte = ac->write.known ? ac->write.value :
 		COMPSPILL_AUTO_PRIOR_WRITE_NS;
-	if (ac->write.known && ac->pace.known &&
-		ac->write.value >= COMPSPILL_AUTO_DEVICE_BOUND_NS)
-		*write_ns_per_byte = Max(*write_ns_per_byte, ac->pace.value);
 	if (ac->read.known)
 		*read_ns_per_byte = ac->read.value;
 	else if (!ac->direct && ac->write_floor >= 0.0)
@@ -702,23 +682,6 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;
-}
-
-/*
- * Record that bytes were written to the spill file over seconds of the
- * backend's time, the writes and all it did between them: called with
- * each write recorded by CompSpillAutoRecordWrite, after it.
- */
-void
-CompSpillAutoRecordPace(CompSpillAutoCodec *ac, Size bytes, double seconds)
-{
-	if (bytes == 0)
-		return;
-	compspill_auto_estimate_add(&ac->pace, (double) bytes,
-								compspill_auto_ns(seconds),
-								ac->written_bytes,
-								COMPSPILL_AUTO_WRITE_HORIZON,
-								COMPSPILL_AUTO_MIN_SAMPLE_NS);
 }
 
 /*

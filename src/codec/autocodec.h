@@ -57,8 +57,6 @@ extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,
 										Size storedlen, double seconds);
-extern void CompSpillAutoRecordPace(CompSpillAutoCodec *ac, Size bytes,
-								   double seconds);
 extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds);
 extern void CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction);

@@ -71,8 +71,6 @@ struct CompSpillAutoCodec
 	double		written_bytes;	/* file bytes through RecordWrite */
 	double		read_bytes;		/* file bytes through RecordRead */
 	CompSpillAutoEstimate write;	/* ns per file byte written */
-	CompSpillAutoEstimate pace; /* ns of the backend's time, writing or
-								 * not, per file byte written */
 	double		write_floor;	/* the cheapest write sample, ns per byte,
 								 * or -1 */
 	bool		direct;			/* the file does direct I/O */

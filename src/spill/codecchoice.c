@@ -200,23 +200,10 @@ compspill_feed_io(CompSpillSpiller *sp)
 	if (compspill_io_since(st->bytes_written, st->write_time,
 						   &sp->ac_written, &sp->ac_write_time, &secs))
 	{
-		instr_time	now;
-
-		INSTR_TIME_SET_CURRENT(now);
 		CompSpillAutoRecordWrite(sp->ac, st->bytes_written - sp->ac_written,
 								 secs);
-		if (!INSTR_TIME_IS_ZERO(sp->ac_write_wall))
-		{
-			instr_time	wall = now;
-
-			INSTR_TIME_SUBTRACT(wall, sp->ac_write_wall);
-			CompSpillAutoRecordPace(sp->ac,
-									st->bytes_written - sp->ac_written,
-									INSTR_TIME_GET_DOUBLE(wall));
-		}
 		sp->ac_written = st->bytes_written;
 		sp->ac_write_time = st->write_time;
-		sp->ac_write_wall = now;
 	}
 	if (compspill_io_since(st->bytes_read, st->read_time,
 						   &sp->ac_read, &sp->ac_read_time, &secs))

@@ -80,7 +80,6 @@ struct CompSpillSpiller
 	CompSpillAutoCodec *ac;		/* its state, in sp's chunk (spiller.c) */
 	int64		ac_written;
 	instr_time	ac_write_time;
-	instr_time	ac_write_wall;	/* when the last write was fed, or zero */
 	int64		ac_read;
 	instr_time	ac_read_time;
 

@@ -847,49 +847,6 @@ test_read_prior(void)
 	check(fabs(r - 5.0) < 1e-6, "read measured", "read %.2f ns/B", r);
 }
 
-/*
- * Writes that wait for the device: a spill whose writes cost more than a
- * copy into the page cache is charged its whole time per byte written;
- * below that, its pace does not count.
- */
-static void
-test_device_bound(void)
-{
-	CompSpillAutoCodec ac;
-	CompSpillCodecCost cost[3];
-	double		w;
-	double		r;
-	Size		mb = 1024 * 1024;
-
-	/* the page cache: 1.5 ns a byte written, 15 ns of time per byte */
-	CompSpillAutoInit(&ac, 1);
-	for (int i = 0; i < 100; i++)
-	{
-		CompSpillAutoRecordWrite(&ac, mb, mb * 1.5e-9);
-		CompSpillAutoRecordPace(&ac, mb, mb * 15e-9);
-	}
-	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
-	check(fabs(w - 1.5) < 1e-6, "device, page cache",
-		  "write %.2f ns/B", w);
-
-	/* a 50 MB/s device that the backend's work partly covers */
-	CompSpillAutoInit(&ac, 1);
-	for (int i = 0; i < 100; i++)
-	{
-		CompSpillAutoRecordWrite(&ac, mb, mb * 7e-9);
-		CompSpillAutoRecordPace(&ac, mb, mb * 20e-9);
-	}
-	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
-	check(fabs(w - 20.0) < 1e-6, "device bound", "write %.2f ns/B", w);
-
-	/* no pace measured: the writes' own cost */
-	CompSpillAutoInit(&ac, 1);
-	for (int i = 0; i < 100; i++)
-		CompSpillAutoRecordWrite(&ac, mb, mb * 7e-9);
-	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
-	check(fabs(w - 7.0) < 1e-6, "device, no pace", "write %.2f ns/B", w);
-}
-
 /* ----------------------------------------------------------------
  * Frame kind: row frames while the bytes column frames save cost less
  * to write and read than the column encodings' CPU
@@ -1036,7 +993,6 @@ main(int argc, char **argv)
 	test_reads();
 	test_writes();
 	test_read_prior();
-	test_device_bound();
 	test_frame_kind();
 	test_room();
 
