@@ -13,12 +13,16 @@
 --
 LOAD 'compspill';
 SET max_parallel_workers_per_gather = 0;
-CREATE TABLE op AS
-SELECT i AS id, (i::int8 * 2654435761 % 1000003)::int AS k,
-       (i % 50)::numeric + (i % 100) / 100.0 AS price,
-       date '1995-01-01' + (i % 2500) AS d, (i % 7)::int2 AS flag,
-       'comment ' || md5(i::text) AS t
-FROM generate_series(1, 320000) i;
+-- the rows lo to hi of the table sorted here
+CREATE FUNCTION op_rows(lo int, hi int) RETURNS TABLE (id int, k int,
+    price numeric, d date, flag int2, t text) LANGUAGE sql AS $$
+    SELECT i, (i::int8 * 2654435761 % 1000003)::int,
+           (i % 50)::numeric + (i % 100) / 100.0,
+           date '1995-01-01' + (i % 2500), (i % 7)::int2,
+           'comment ' || md5(i::text)
+    FROM generate_series(lo, hi) i
+$$;
+CREATE TABLE op AS SELECT * FROM op_rows(1, 320000);
 ANALYZE op;
 SET work_mem = '1MB';
 
@@ -45,12 +49,7 @@ ORDER BY kind, codec;
 -- of lz4's state and of the extent maps no pass will write, and an input
 -- costs what it holds and its buffers' growth to the largest frame
 -- written, not an eighth more (two passes before)
-INSERT INTO op
-SELECT i AS id, (i::int8 * 2654435761 % 1000003)::int AS k,
-       (i % 50)::numeric + (i % 100) / 100.0 AS price,
-       date '1995-01-01' + (i % 2500) AS d, (i % 7)::int2 AS flag,
-       'comment ' || md5(i::text) AS t
-FROM generate_series(320001, 600000) i;
+INSERT INTO op SELECT * FROM op_rows(320001, 600000);
 ANALYZE op;
 SET compspill.codec = lz4;
 SELECT (n->>'Spill Runs')::int >= 60 AS many_runs,

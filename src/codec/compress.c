@@ -84,6 +84,7 @@ struct CompSpillCompressor
 };
 
 static void compspill_compressor_free(void *arg);
+static void compspill_free_zstd_cctx(CompSpillCompressor *comp);
 static ZSTD_CCtx *compspill_get_zstd_cctx(CompSpillCompressor *comp);
 static ZSTD_DCtx *compspill_get_zstd_dctx(CompSpillCompressor *comp);
 
@@ -96,11 +97,7 @@ compspill_compressor_free(void *arg)
 {
 	CompSpillCompressor *comp = (CompSpillCompressor *) arg;
 
-	if (comp->zcctx != NULL)
-	{
-		ZSTD_freeCCtx(comp->zcctx);
-		comp->zcctx = NULL;
-	}
+	compspill_free_zstd_cctx(comp);
 	if (comp->zdctx != NULL)
 	{
 		ZSTD_freeDCtx(comp->zdctx);
@@ -251,6 +248,17 @@ CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
 	return total;
 }
 
+/* Free the compressor's zstd compression context, if it has one */
+static void
+compspill_free_zstd_cctx(CompSpillCompressor *comp)
+{
+	if (comp->zcctx != NULL)
+	{
+		ZSTD_freeCCtx(comp->zcctx);
+		comp->zcctx = NULL;
+	}
+}
+
 /*
  * Free what the compressor holds only for compressing, for a phase that
  * only reads; the next block compressed makes it again.
@@ -258,11 +266,7 @@ CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
 void
 CompSpillCompressorEndWrites(CompSpillCompressor *comp)
 {
-	if (comp->zcctx != NULL)
-	{
-		ZSTD_freeCCtx(comp->zcctx);
-		comp->zcctx = NULL;
-	}
+	compspill_free_zstd_cctx(comp);
 	if (comp->lz4state != NULL)
 	{
 		pfree(comp->lz4state);
