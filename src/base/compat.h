@@ -141,6 +141,18 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #endif
 
 /*
+ * The space a minimal tuple copied into that context takes, as native sort
+ * counts it against work_mem: its length, aligned, in a bump context (which
+ * cannot say the space of a chunk), and the chunk's space with its header
+ * in a generation context.
+ */
+#if PG_VERSION_NUM >= 170000
+#define CompSpillTupleSpace(tup)	((int64) MAXALIGN((tup)->t_len))
+#else
+#define CompSpillTupleSpace(tup)	((int64) GetMemoryChunkSpace(tup))
+#endif
+
+/*
  * 17 replaced MyProc->pgprocno with MyProcNumber: this backend's index in
  * the PGPROC array, which compspill uses for its shared-memory slots.
  */

@@ -19,12 +19,17 @@
  * does.
  *
  * Memory is measured, not estimated: what counts against work_mem is what
- * the sort's memory contexts hold (MemoryContextMemAllocated), tuples,
- * array, spill buffers and merge inputs alike.  The tuple context's blocks
- * are capped at a 64th of work_mem and a run is cut while a whole block
- * still fits, so a new block never takes the sort past work_mem; what
- * writing a run adds besides (its entry in the list of runs, its extent
- * map) is made room for between runs, before the tuples come.  From the
+ * the sort's memory contexts hold (MemoryContextMemAllocated) beyond the
+ * empty sort's own state, array, spill buffers and merge inputs alike,
+ * except that the tuples count as native sort counts them, by their
+ * chunks' space: a run ends with the row that passes work_mem, as native's
+ * does, so that a sort native keeps in memory stays in memory.  The
+ * measured peak shows all the sort holds, the empty state and the tuple
+ * context's block headers and unused ends included; those blocks grow to
+ * about the square root of 64 times work_mem (16kB at 4MB), which keeps
+ * that overhead within 1-2% of work_mem.  What writing a run adds besides
+ * (its entry in the list of runs, its extent map) is made room for between
+ * runs, before the tuples come.  From the
  * second run on, the tuples live in one keeper block that a reset keeps,
  * as large as a run's tuples may be, so that each run reuses the last
  * one's memory instead of handing it back to malloc and faulting it in
@@ -73,6 +78,7 @@
 #include "access/htup_details.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
 
@@ -104,11 +110,13 @@
 	((int) (MAXALIGN(SizeofHeapTupleHeader) - MINIMAL_TUPLE_OFFSET + (attlen)))
 
 /*
- * The tuple context's blocks grow to this share of work_mem: a run ends
- * when another block would not fit, so the last block's worth is what a
- * run may leave unused.
+ * The tuple context's blocks grow to about the square root of this many
+ * times work_mem.  What a run holds beyond work_mem is the unused end of its
+ * last block, and on every block its header and the end too small for the
+ * next row: about 80 bytes for rows of 100, so that the sum is smallest
+ * near that size (8kB at 1MB, 16kB at 4MB, 64kB at 64MB).
  */
-#define COMPSPILL_TUPLE_BLOCK_SHARE	64
+#define COMPSPILL_TUPLE_BLOCK_FACTOR	64.0
 
 /*
  * What one run costs in the list of runs: its entry (the array doubles) and
@@ -149,7 +157,8 @@ struct CompSpillSorter
 	MemoryContext maincxt;		/* everything this sort owns */
 	MemoryContext tuplecxt;		/* tuples of the run being loaded */
 	int64		tuple_keep;		/* its keeper block, kept across runs, or 0 */
-	int64		tuple_bytes;	/* tuple bytes loaded since it was reset */
+	int64		tuple_bytes;	/* space of the tuples loaded since it was
+								 * reset (CompSpillTupleSpace) */
 	TupleDesc	tupdesc;
 	int			natts;
 	CompSpillSettings settings; /* captured at executor start */
@@ -176,9 +185,10 @@ struct CompSpillSorter
 
 	/* memory, in bytes, measured on the contexts */
 	int64		allowed_mem;	/* work_mem */
+	int64		base_mem;		/* what the empty sort held, not counted */
 	int64		tuple_block;	/* largest block of the tuple context */
-	int64		other_mem;		/* all but the tuple context, with the
-								 * writer's reservation */
+	int64		other_mem;		/* all but the tuple context and the empty
+								 * sort, with the writer's reservation */
 	int64		writer_reserve; /* reserved for a writer not yet created */
 	Size		block_size;		/* what the writer will use */
 	Size		later_block_size;	/* after the first run, if larger */
@@ -191,6 +201,7 @@ struct CompSpillSorter
 	int			memtupsize;
 	bool		growmemtuples;
 	bool		topped_up;		/* the full array's one more growth is done */
+	bool		trimmed;		/* its empty end was given back */
 	int64		abbrev_next;	/* when to consider aborting abbreviation */
 	CompSpillStorePos pos;		/* read position in memory */
 	CompSpillStorePos markpos;	/* marked position in memory */
@@ -438,21 +449,16 @@ compspill_measure_cb(void *arg)
 static void compspill_remeasure(CompSpillSorter *s);
 
 /*
- * What the tuples of the run being loaded take.  Without a keeper block
- * that is what the tuple context holds.  With one (see
- * compspill_keep_tuple_memory) the context holds the keeper whether it is
- * full or not: while nothing else was allocated, the tuples take at most
- * the bytes loaded since the reset, and once a block was added besides it
- * the keeper is full and everything the context holds counts.
+ * What the tuples of the run being loaded count against work_mem: the
+ * space of their chunks, as native sort counts them, without the tuple
+ * context's block headers nor the unused end of its last block (or of its
+ * keeper, see compspill_keep_tuple_memory).  Those are what a sort holds
+ * beyond work_mem, as native's do, and the measured peak shows them.
  */
 static inline int64
 compspill_tuple_mem(CompSpillSorter *s)
 {
-	int64		held = (int64) s->tuplecxt->mem_allocated;
-
-	if (s->tuple_keep == 0 || held > s->tuple_keep)
-		return held;
-	return Min(s->tuple_bytes, s->tuple_keep);
+	return s->tuple_bytes;
 }
 
 /*
@@ -495,7 +501,7 @@ compspill_keep_tuple_memory(CompSpillSorter *s)
 {
 	int64		want;
 
-	want = s->allowed_mem - s->other_mem - s->tuple_block;
+	want = s->allowed_mem - s->other_mem;
 	want = MAXALIGN_DOWN(Min(want, (int64) MaxAllocSize));
 	if (want < 4 * s->tuple_block)
 		want = 0;
@@ -509,15 +515,15 @@ compspill_keep_tuple_memory(CompSpillSorter *s)
 }
 
 /*
- * Measure again what the sort holds besides its tuples, with the writer's
- * reservation while the writer does not exist and the room the next run's
- * extent map may take.
+ * Measure again what the sort holds besides its tuples and its empty
+ * state, with the writer's reservation while the writer does not exist and
+ * the room the next run's extent map may take.
  */
 static void
 compspill_remeasure(CompSpillSorter *s)
 {
-	s->other_mem = compspill_measure(s) - (int64) s->tuplecxt->mem_allocated +
-		s->writer_reserve + COMPSPILL_RUN_GROWTH;
+	s->other_mem = compspill_measure(s) - (int64) s->tuplecxt->mem_allocated -
+		s->base_mem + s->writer_reserve + COMPSPILL_RUN_GROWTH;
 }
 
 /*
@@ -538,31 +544,46 @@ compspill_writer_memory(CompSpillSorter *s, Size block_size)
 	((int64) (sizeof(CompSpillSortTuple) - sizeof(MinimalTuple)))
 
 /*
- * Return the part of the writer's reservation that compacting the array of
- * the rows loaded so far would not free (see CompSpillSorterBegin): all of
- * it once a run was written, and on the datum path.
+ * Return the part of what writing a run will add (the writer's reservation
+ * and the run's extent map) that compacting the array of rows rows would
+ * not free (see CompSpillSorterBegin): all of it once a run was written,
+ * and on the datum path.
  */
 static inline int64
 compspill_reserve_due(CompSpillSorter *s, int64 rows)
 {
+	int64		reserve = s->writer_reserve + COMPSPILL_RUN_GROWTH;
+
 	if (s->spill != NULL || s->datum_mode)
-		return s->writer_reserve;
-	return Max(s->writer_reserve - COMPSPILL_COMPACT_GAIN * rows, 0);
+		return reserve;
+	return Max(reserve - COMPSPILL_COMPACT_GAIN * rows, 0);
 }
 
 /*
- * Is there no room for another block of tuples?  A run holds at least a
- * quarter of work_mem of tuples whatever the fixed costs, which at the
- * smallest work_mem take most of it, so that runs do not become tiny.
+ * What the sort counts against work_mem besides its tuples, with rows rows
+ * loaded: all it holds but its tuples and its empty state, and what
+ * compspill_reserve_due says writing them will add.
+ */
+static inline int64
+compspill_other_due(CompSpillSorter *s, int64 rows)
+{
+	return s->other_mem - s->writer_reserve - COMPSPILL_RUN_GROWTH +
+		compspill_reserve_due(s, rows);
+}
+
+/*
+ * Have the rows loaded passed work_mem?  As native sort does, the row that
+ * passes it is the last of the run.  A run holds at least a quarter of
+ * work_mem of tuples whatever the fixed costs, which at the smallest
+ * work_mem take most of it, so that runs do not become tiny.
  */
 static inline bool
 compspill_memory_full(CompSpillSorter *s)
 {
 	int64		tuples = compspill_tuple_mem(s);
-	int64		other = s->other_mem - s->writer_reserve +
-		compspill_reserve_due(s, s->memtupcount);
+	int64		other = compspill_other_due(s, s->memtupcount);
 
-	return tuples + other > s->allowed_mem - s->tuple_block &&
+	return tuples + other > s->allowed_mem &&
 		tuples >= s->allowed_mem / 4;
 }
 
@@ -655,7 +676,10 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->what = spec->what ? spec->what : "sort";
 
 	s->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
-	s->tuple_block = Min(Max(s->allowed_mem / COMPSPILL_TUPLE_BLOCK_SHARE, 4096),
+	s->tuple_block = (int64)
+		pg_prevpower2_64((uint64) sqrt(COMPSPILL_TUPLE_BLOCK_FACTOR *
+									   (double) s->allowed_mem));
+	s->tuple_block = Min(Max(s->tuple_block, 4096),
 						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
 	compspill_make_tuple_context(s, 0);
 
@@ -736,6 +760,15 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->virtslot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsVirtual);
 
 	MemoryContextSwitchTo(oldcxt);
+
+	/*
+	 * The empty sort's own state is not counted against work_mem, as
+	 * native sort counts only its array and tuples; its array is.
+	 */
+	s->base_mem = compspill_measure(s) -
+		(int64) s->tuplecxt->mem_allocated -
+		(int64) GetMemoryChunkSpace(s->datum_mode ? (void *) s->datums :
+									(void *) s->memtuples);
 	compspill_remeasure(s);
 	return s;
 }
@@ -744,10 +777,10 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
  * Grow the full SortTuple array, after its last growth, by as many rows as
  * the memory left holds at the tuples' average size now; return whether it
  * grew.  The last growth counted rows at the average of those loaded then,
- * when the tuple context's partly filled last block was spread over half as
- * many: at 4MB the array stopped some 4% short of what work_mem holds, and a
- * sort native keeps in memory spilled.  Once, in the first run: the
- * tuples' keeper block of the later runs is sized to the array they keep.
+ * which may differ from the average of all: without this, a sort native
+ * keeps in memory could spill when its array filled before work_mem did.
+ * Once, in the first run: the tuples' keeper block of the later runs is
+ * sized to the array they keep.
  */
 static bool
 compspill_top_up_memtuples(CompSpillSorter *s)
@@ -762,9 +795,7 @@ compspill_top_up_memtuples(CompSpillSorter *s)
 	s->topped_up = true;
 
 	per_row = tuples / s->memtupcount + (int64) sizeof(CompSpillSortTuple);
-	room = s->allowed_mem - s->tuple_block - tuples -
-		(s->other_mem - s->writer_reserve +
-		 compspill_reserve_due(s, s->memtupcount));
+	room = s->allowed_mem - tuples - compspill_other_due(s, s->memtupcount);
 	extra = Min(room / per_row, (int64) (INT_MAX - s->memtupsize));
 	if (extra < s->memtupsize / 64 || extra <= 0 ||
 		(Size) (s->memtupsize + extra) >=
@@ -777,6 +808,40 @@ compspill_top_up_memtuples(CompSpillSorter *s)
 	s->memtupsize += (int) extra;
 	compspill_remeasure(s);
 	return true;
+}
+
+/*
+ * work_mem is full while the SortTuple array's end is empty: its last
+ * growth counted on rows smaller than those that came.  Give that end back
+ * but for the entries of as many rows as its memory holds; return whether
+ * the rows loaded fit again.  Once, in the first run, as the top-up: a sort
+ * native keeps in memory would otherwise spill for the array's empty end.
+ */
+static bool
+compspill_trim_memtuples(CompSpillSorter *s)
+{
+	int64		empty = s->memtupsize - s->memtupcount;
+	int64		per_row;
+	int64		keep;
+
+	if (s->trimmed || s->spill != NULL || s->datum_mode ||
+		s->memtupcount == 0)
+		return false;
+	s->trimmed = true;
+
+	per_row = compspill_tuple_mem(s) / s->memtupcount +
+		(int64) sizeof(CompSpillSortTuple);
+	keep = empty * (int64) sizeof(CompSpillSortTuple) / per_row;
+	if (empty - keep < 16)
+		return false;
+
+	s->growmemtuples = false;
+	s->memtupsize = s->memtupcount + (int) keep;
+	s->memtuples = repalloc_huge(s->memtuples,
+								 (Size) s->memtupsize *
+								 sizeof(CompSpillSortTuple));
+	compspill_remeasure(s);
+	return !compspill_memory_full(s);
 }
 
 /*
@@ -823,13 +888,13 @@ compspill_grow_memtuples(CompSpillSorter *s)
 
 		per_row = compspill_tuple_mem(s) / s->memtupcount +
 			(int64) sizeof(CompSpillSortTuple);
-		room = s->allowed_mem - s->tuple_block -
-			(s->other_mem - s->writer_reserve - oldspace);
+		room = s->allowed_mem - (s->other_mem - s->writer_reserve -
+								 COMPSPILL_RUN_GROWTH - oldspace);
 		fit = room / Max(per_row, 1);
 		if (compspill_reserve_due(s, fit) > 0)
 		{
 			/* the rows do not free the whole reservation */
-			room -= s->writer_reserve;
+			room -= s->writer_reserve + COMPSPILL_RUN_GROWTH;
 			if (s->spill == NULL && !s->datum_mode)
 				fit = room / Max(per_row - COMPSPILL_COMPACT_GAIN, 1);
 			else
@@ -845,8 +910,7 @@ compspill_grow_memtuples(CompSpillSorter *s)
 	}
 
 	/* the array's growth must fit (a large chunk is realloc'd) */
-	if ((int64) s->tuplecxt->mem_allocated + s->other_mem -
-		s->writer_reserve + compspill_reserve_due(s, s->memtupcount) +
+	if (compspill_tuple_mem(s) + compspill_other_due(s, s->memtupcount) +
 		(newsize - s->memtupsize) * (int64) sizeof(CompSpillSortTuple) >
 		s->allowed_mem)
 	{
@@ -1171,9 +1235,9 @@ compspill_restore_memtuples(CompSpillSorter *s, MinimalTuple *compacted,
 	int64		other;
 	int64		fit;
 
-	other = compspill_measure(s) - GetMemoryChunkSpace(compacted) +
-		s->writer_reserve + COMPSPILL_RUN_GROWTH;
-	fit = (s->allowed_mem - s->tuple_block - other) / Max(per_row, 1);
+	other = compspill_measure(s) - GetMemoryChunkSpace(compacted) -
+		s->base_mem + s->writer_reserve + COMPSPILL_RUN_GROWTH;
+	fit = (s->allowed_mem - other) / Max(per_row, 1);
 	fit = Max(fit, (int64) Min(s->memtupsize, 1024));
 	fit = Min(fit, (int64) s->memtupsize);
 	s->memtupsize = (int) fit;
@@ -1199,7 +1263,7 @@ compspill_dump_run(CompSpillSorter *s)
 		/* the first run: its writer takes what compacting the array frees */
 		if (!s->datum_mode)
 		{
-			first_tuples = (int64) s->tuplecxt->mem_allocated;
+			first_tuples = compspill_tuple_mem(s);
 			first_rows = s->memtupcount;
 			compacted = compspill_compact_memtuples(s);
 		}
@@ -1315,13 +1379,13 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
 	stup->tuple = ExecCopySlotMinimalTuple(slot);
 	MemoryContextSwitchTo(oldcxt);
-	s->tuple_bytes += MAXALIGN(stup->tuple->t_len);
+	s->tuple_bytes += CompSpillTupleSpace(stup->tuple);
 	compspill_set_datum1(s, stup);
 	s->memtupcount++;
 
 	compspill_consider_abort(s);
 
-	if (compspill_memory_full(s))
+	if (compspill_memory_full(s) && !compspill_trim_memtuples(s))
 		compspill_dump_run(s);
 }
 
