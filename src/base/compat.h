@@ -153,6 +153,16 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #endif
 
 /*
+ * Ask the CPU to bring the cache line at p in, for a read soon: GCC's and
+ * Clang's builtin; nothing elsewhere.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define CompSpillPrefetch(p)	__builtin_prefetch((p), 0, 3)
+#else
+#define CompSpillPrefetch(p)	((void) 0)
+#endif
+
+/*
  * 17 replaced MyProc->pgprocno with MyProcNumber: this backend's index in
  * the PGPROC array, which compspill uses for its shared-memory slots.
  */

@@ -420,6 +420,9 @@ encode_all(TupleDesc desc, const int *cols, Datum *rows, int nrows,
 		CompSpillEncoderSetCompressed(enc, false);
 	if (recheck != NULL)
 		CompSpillEncoderSetRecheck(enc, atoi(recheck));
+	/* only the encodings that cost no time to choose, as auto's cheap I/O */
+	if (getenv("CODECBENCH_LIGHT") != NULL && atoi(getenv("CODECBENCH_LIGHT")) != 0)
+		CompSpillEncoderSetLight(enc, true);
 #endif
 	Datum	   *vals = xmalloc(sizeof(Datum) * natts);
 	bool	   *nulls = calloc(natts, sizeof(bool));
