@@ -105,8 +105,10 @@ RESET min_parallel_table_scan_size;
 
 -- the same shapes run with their rows compared to native's: the CTE store
 -- spills (whole rows read back from the compressed run)
+-- (vb_child repeats some of vb's (b, a) pairs: t makes the order total,
+-- so that the rows' order, not only their set, can be compared)
 SET work_mem = '64kB';
-SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT a, t FROM vb ORDER BY b, a DESC)
+SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT a, t FROM vb ORDER BY b, a DESC, t)
     SELECT c, c.t FROM c WHERE c IS NOT NULL$$, 'spill', 'ordered');
 SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT * FROM vb)
     SELECT c1, c2.t FROM c c1 JOIN c c2 ON c1.a = c2.a + 1 WHERE c1.b = 3$$, 'spill');
@@ -179,7 +181,7 @@ SELECT compare_cte($$WITH r(a,b) AS MATERIALIZED
       (VALUES (1,row(1,2)), (1,row(null,null)), (1,null),
               (null,row(1,2)), (null,row(null,null)), (null,null))
     SELECT r, r IS NULL AS isnull, r IS NOT NULL AS isnotnull FROM r$$, 'memory', 'ordered');
-SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT a, t FROM vb ORDER BY b, a DESC)
+SELECT compare_cte($$WITH c AS MATERIALIZED (SELECT a, t FROM vb ORDER BY b, a DESC, t)
     SELECT c, c.t FROM c WHERE c IS NOT NULL$$, 'spill', 'ordered');
 SELECT compare_sorted($$SELECT vb, ctid, tableoid::regclass FROM vb
     ORDER BY lower(t) COLLATE "C", a + b DESC NULLS LAST$$, 'spill');

@@ -26,6 +26,9 @@
 
 #include "access/htup_details.h"
 #include "storage/proc.h"
+#if PG_VERSION_NUM >= 170000 && defined(MEMORY_CONTEXT_CHECKING)
+#include "utils/memutils_memorychunk.h"	/* a bump chunk's header */
+#endif
 
 /*
  * 18 moved ExplainState to commands/explain_state.h and the
@@ -144,10 +147,17 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
  * The space a minimal tuple copied into that context takes, as native sort
  * counts it against work_mem: its length, aligned, in a bump context (which
  * cannot say the space of a chunk), and the chunk's space with its header
- * in a generation context.
+ * in a generation context.  A server built with assertions gives a bump
+ * chunk a header and a sentinel byte, which native's figure leaves out and
+ * this counts.
  */
 #if PG_VERSION_NUM >= 170000
+#ifdef MEMORY_CONTEXT_CHECKING
+#define CompSpillTupleSpace(tup) \
+	((int64) (MAXALIGN((tup)->t_len + 1) + sizeof(MemoryChunk)))
+#else
 #define CompSpillTupleSpace(tup)	((int64) MAXALIGN((tup)->t_len))
+#endif
 #else
 #define CompSpillTupleSpace(tup)	((int64) GetMemoryChunkSpace(tup))
 #endif
