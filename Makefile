@@ -20,6 +20,7 @@ OBJS = \
 	src/sort/sorter.o \
 	src/sort/merge.o \
 	src/sort/store.o \
+	src/sort/tupleform.o \
 	src/spill/spiller.o \
 	src/spill/runwriter.o \
 	src/spill/frame.o \

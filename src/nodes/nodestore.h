@@ -35,6 +35,7 @@ typedef struct CompSpillNodeStore
 	CompSpillStore *store;		/* compspill's, once made */
 	struct Tuplestorestate *tstore; /* or native's, once made */
 	bool		eof_source;		/* the source has returned its last row */
+	struct CompSpillTupleForm *form;	/* forms the source's virtual rows */
 
 	/* figures of the last store released, for EXPLAIN */
 	bool		have_last;

@@ -89,6 +89,7 @@
 #include "sort/merge.h"
 #include "sort/sorter.h"
 #include "sort/store.h"
+#include "sort/tupleform.h"
 #include "spill/run.h"
 
 /* initial size of the SortTuple array, as tuplesort's */
@@ -160,6 +161,7 @@ struct CompSpillSorter
 	int64		tuple_bytes;	/* space of the tuples loaded since it was
 								 * reset (CompSpillTupleSpace) */
 	TupleDesc	tupdesc;
+	CompSpillTupleForm *form;	/* for forming the rows it takes */
 	int			natts;
 	CompSpillSettings settings; /* captured at executor start */
 	double		est_rows;		/* the plan's estimate of the input */
@@ -667,6 +669,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->status = COMPSPILL_LOADING;
 	s->maincxt = maincxt;
 	s->tupdesc = tupdesc;
+	s->form = CompSpillTupleFormCreate(tupdesc);
 	s->natts = tupdesc->natts;
 	s->settings = *set;
 	s->settings.mem_limit = Max((int64) work_mem_kb, 64) * (int64) 1024;
@@ -1391,7 +1394,7 @@ CompSpillSorterPut(CompSpillSorter *s, TupleTableSlot *slot)
 
 	stup = &s->memtuples[s->memtupcount];
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
-	stup->tuple = ExecCopySlotMinimalTuple(slot);
+	stup->tuple = CompSpillCopySlotMinimal(s->form, slot);
 	MemoryContextSwitchTo(oldcxt);
 	s->tuple_bytes += CompSpillTupleSpace(stup->tuple);
 	compspill_set_datum1(s, stup);

@@ -51,6 +51,7 @@
 #include "shared/activity.h"
 #include "shared/stats.h"
 #include "sort/store.h"
+#include "sort/tupleform.h"
 #include "spill/run.h"
 
 /* initial size of the in-memory row array */
@@ -69,6 +70,7 @@ struct CompSpillStore
 {
 	MemoryContext cxt;			/* owns everything of the store */
 	TupleDesc	tupdesc;
+	CompSpillTupleForm *form;	/* for forming its rows */
 	int64		allowed_mem;	/* work_mem, bytes */
 	int64		spill_reserve;	/* what the writer of the rows held takes */
 	const char *what;			/* the node, for the log line */
@@ -170,6 +172,7 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 	st = MemoryContextAllocZero(cxt, sizeof(CompSpillStore));
 	st->cxt = cxt;
 	st->tupdesc = tupdesc;
+	st->form = CompSpillTupleFormCreate(tupdesc);
 	st->writing = true;
 	st->npos = Max(npos, 1);
 	st->pos = MemoryContextAllocZero(cxt, sizeof(CompSpillStorePos) * st->npos);
@@ -497,7 +500,8 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 		int64		held;
 
 		oldcxt = MemoryContextSwitchTo(st->tuplecxt);
-		st->memtuples[st->nrows++ - st->mem_base] = ExecCopySlotMinimalTuple(slot);
+		st->memtuples[st->nrows++ - st->mem_base] =
+			CompSpillCopySlotMinimal(st->form, slot);
 		MemoryContextSwitchTo(oldcxt);
 
 		held = (int64) st->tuplecxt->mem_allocated +
@@ -614,7 +618,7 @@ compspill_store_load(CompSpillStore *st, int64 row)
 		if (!CompSpillReaderNext(st->reader, &values, &isnull))
 			elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
 				 (long long) lo, i, n);
-		st->blk_rows[i] = CompSpillFormMinimalTuple(st->tupdesc, values, isnull);
+		st->blk_rows[i] = CompSpillFormMinimal(st->form, values, isnull);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	st->blk_first = first;

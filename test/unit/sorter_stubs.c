@@ -39,6 +39,7 @@
 #include "shared/stats.h"
 #include "sort/merge.h"
 #include "sort/store.h"
+#include "sort/tupleform.h"
 #include "spill/run.h"
 
 #undef fprintf
@@ -269,6 +270,22 @@ heap_getsysattr(HeapTuple tup pg_attribute_unused(),
 {
 	fake_unsupported("heap_getsysattr");
 	return (Datum) 0;
+}
+
+/* Read how to form rows of tupdesc: nothing, the row path is not faked */
+CompSpillTupleForm *
+CompSpillTupleFormCreate(TupleDesc tupdesc pg_attribute_unused())
+{
+	return NULL;
+}
+
+/* Copy a row into a minimal tuple: only the row path does */
+MinimalTuple
+CompSpillCopySlotMinimal(const CompSpillTupleForm *form pg_attribute_unused(),
+						 TupleTableSlot *slot pg_attribute_unused())
+{
+	fake_unsupported("CompSpillCopySlotMinimal");
+	return NULL;
 }
 
 #if PG_VERSION_NUM < 160000
