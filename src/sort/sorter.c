@@ -1049,6 +1049,50 @@ compspill_start_spill(CompSpillSorter *s)
 }
 
 /*
+ * After the first run, choose the block size of the later ones from what
+ * its frames measure: the largest that lets a merge of every run the sort
+ * is expected to make read them all at once within work_mem (a reader's
+ * memory grows with its frames: CompSpillReaderEstimateAt, with the
+ * merge's eighth of margin), up to the spill sizing policy's largest.
+ * Larger blocks encode and compress better and cost less a row; the first
+ * run's size, chosen before any frame existed, assumed frames that do not
+ * shrink.  Return the size, or 0 to keep the present one.
+ */
+static Size
+compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len)
+{
+	double		expected_runs;
+	int64		other;
+	int64		per_input;
+	Size		largest;
+	Size		b;
+
+	if (s->datum_mode || s->est_rows <= 0 || run_rows <= 0)
+		return 0;
+	expected_runs = ceil(s->est_rows / run_rows);
+	if (expected_runs < 2)
+		return 0;				/* the estimate was low: no telling */
+
+	/* what the merge holds besides its inputs, as compspill_merge_create */
+	other = s->base_mem + CompSpillWriterHeld(s->spill) +
+		CompSpillMallocHeld(s->spill) +
+		CompSpillMallocGrowth(s->spill, true) +
+		CompSpillRunMapReserve(s->spill, (int64) (run_len * expected_runs)) +
+		(int64) expected_runs * (int64) sizeof(CompSpillRun);
+	per_input = (int64) ((s->allowed_mem - other) / expected_runs);
+
+	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
+	for (b = largest; b > s->block_size; b -= 1024)
+	{
+		int64		need = CompSpillReaderEstimateAt(s->spill, false, b);
+
+		if (need + need / 8 <= per_input)
+			return b;
+	}
+	return 0;
+}
+
+/*
  * Make sure the list of runs has room for the next run.  Called between
  * runs, so that the list grows before the next run's tuples are loaded and
  * its growth is measured with what the sort holds besides them: growing it
@@ -1272,6 +1316,7 @@ compspill_dump_run(CompSpillSorter *s)
 	MinimalTuple *compacted = NULL;
 	int64		first_tuples = 0;
 	int			first_rows = 0;
+	int64		run_rows = s->memtupcount;
 
 	compspill_sort_memtuples(s);
 
@@ -1330,6 +1375,13 @@ compspill_dump_run(CompSpillSorter *s)
 	s->memtupcount = 0;
 	compspill_measure(s);
 	s->writer_reserve = CompSpillMallocGrowth(s->spill, true);
+	if (s->nruns == 1)
+	{
+		Size		later = compspill_later_block_size(s, run_rows,
+													   s->runs[0].len);
+
+		s->later_block_size = Max(s->later_block_size, later);
+	}
 	if (s->later_block_size > 0)
 	{
 		/* see compspill_start_spill: larger blocks from now on */

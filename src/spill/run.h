@@ -120,6 +120,8 @@ extern void CompSpillChooseSizes(const CompSpillSettings *set,
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
 extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
 extern Size CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows);
+extern Size CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows,
+									  Size block);
 extern int64 CompSpillRunMapReserve(CompSpillSpiller *sp, int64 bytes);
 
 #endif							/* COMPSPILL_RUN_H */

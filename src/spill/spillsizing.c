@@ -226,6 +226,29 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 }
 
 /*
+ * Estimate what one reader will hold once frames are cut at block bytes
+ * instead of the spill's present block size: CompSpillReaderEstimate with
+ * the frames written so far scaled to that size, plus the rows' values a
+ * reader of column frames rebuilds for the frame it decodes, about a
+ * frame's worth of the rows as they came in (the arena of blockcodec.c's
+ * decoded block).  For choosing the block size of a spill's later runs
+ * from its first run's frames.
+ */
+Size
+CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows, Size block)
+{
+	double		scale = (double) block / Max(sp->block_size, 1);
+	Size		now = CompSpillReaderEstimate(sp, rows);
+	Size		rebuilt = 0;
+
+	if (!rows && sp->frames_written > 0)
+		rebuilt = (Size) (sp->stats->bytes_in / sp->frames_written);
+
+	/* everything but the reader's fixed 2kB grows with its frames */
+	return 2048 + (Size) ((double) (now - 2048 + rebuilt) * Max(scale, 1.0));
+}
+
+/*
  * Return the most memory the extent maps of runs holding bytes bytes in all
  * can take (see CompSpillFileMapReserve).
  */

@@ -26,6 +26,12 @@
  *
  * Usage: codecbench file.csv [repetitions]
  *
+ * CODECBENCH_BLOCK_KB sets the block target (64 kB); CODECBENCH_DICT_KB, a
+ * comma-separated list of sizes, also compresses the blocks with a
+ * dictionary made of the first blocks; CODECBENCH_PREFIX=1 with the block
+ * before each as its prefix (what a shared dictionary or a run's history
+ * would gain over blocks compressed alone).
+ *
  * IDENTIFICATION
  *	  test/codec/codecbench.c
  *
@@ -39,7 +45,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define LZ4_STATIC_LINKING_ONLY
 #include <lz4.h>
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "access/htup_details.h"
@@ -60,11 +68,14 @@
 #define CODEC_LABEL "?"
 #endif
 
-#ifndef BLOCK_TARGET
-#define BLOCK_TARGET	65536
+#ifndef BLOCK_TARGET_DEFAULT
+#define BLOCK_TARGET_DEFAULT	65536
 #endif
 #define NCSV			16		/* the columns of the CSV file */
 #define NCOLS			17		/* and a random bytea column */
+
+/* the encoder's block target: CODECBENCH_BLOCK_KB, or 64 kB */
+static int	BLOCK_TARGET = BLOCK_TARGET_DEFAULT;
 
 /* ----------------------------------------------------------------
  * Backend stubs, enough for blockcodec.c outside the server.
@@ -477,6 +488,165 @@ encode_all(TupleDesc desc, const int *cols, Datum *rows, int nrows,
 	return nblocks;
 }
 
+/*
+ * Compress the full-row blocks with a dictionary made of the first blocks'
+ * raw bytes (the blocks it was made of compressed without one), at the
+ * dictionary sizes of CODECBENCH_DICT_KB (a comma-separated list), and
+ * print the ratios and the compression time.
+ */
+static void
+dict_sizes(char **blocks, Size *lens, int nblocks, Size bytes_in)
+{
+	const char *list = getenv("CODECBENCH_DICT_KB");
+	Size		cap = LZ4_compressBound(16 << 20);
+	char	   *out = xmalloc(cap);
+	char	   *back = xmalloc(16 << 20);
+
+	while (list != NULL && *list)
+	{
+		Size		dsize = (Size) strtol(list, (char **) &list, 10) * 1024;
+		char	   *dict = xmalloc(dsize + 1);
+		Size		dlen = 0;
+		int			first = 0;
+		Size		lz = 0,
+					zs = 0;
+		LZ4_stream_t *dstream = LZ4_createStream();
+		LZ4_stream_t *work = LZ4_createStream();
+		ZSTD_CCtx  *zc = ZSTD_createCCtx();
+		ZSTD_DCtx  *zd = ZSTD_createDCtx();
+		ZSTD_CDict *cd = NULL;
+		ZSTD_DDict *dd = NULL;
+		double		t0,
+					tl = 0,
+					tz = 0,
+					tdl = 0;
+
+		if (*list == ',')
+			list++;
+		/* the first blocks, whole, up to dsize */
+		while (first < nblocks && dlen + lens[first] <= dsize)
+		{
+			memcpy(dict + dlen, blocks[first], lens[first]);
+			dlen += lens[first];
+			first++;
+		}
+		LZ4_loadDict(dstream, dict, (int) dlen);
+		if (dlen > 0)
+		{
+			cd = ZSTD_createCDict(dict, dlen, 1);
+			dd = ZSTD_createDDict(dict, dlen);
+		}
+		for (int b = 0; b < nblocks; b++)
+		{
+			int			l;
+			size_t		z;
+
+			t0 = now_sec();
+			if (b < first || dlen == 0)
+				l = LZ4_compress_default(blocks[b], out, (int) lens[b], (int) cap);
+			else
+			{
+				/* a copy of the hashed dictionary: 16 kB, no rehash */
+				memcpy(work, dstream, sizeof(LZ4_stream_t));
+				l = LZ4_compress_fast_continue(work, blocks[b], out,
+											   (int) lens[b], (int) cap, 1);
+			}
+			tl += now_sec() - t0;
+			t0 = now_sec();
+			if (b < first || dlen == 0)
+				LZ4_decompress_safe(out, back, l, 16 << 20);
+			else
+				LZ4_decompress_safe_usingDict(out, back, l, 16 << 20, dict,
+											  (int) dlen);
+			tdl += now_sec() - t0;
+			if (memcmp(back, blocks[b], lens[b]) != 0)
+			{
+				fprintf(stderr, "lz4 dictionary round trip failed\n");
+				exit(1);
+			}
+			lz += Min((Size) l, lens[b]);
+			t0 = now_sec();
+			if (b < first || dlen == 0)
+				z = ZSTD_compressCCtx(zc, out, cap, blocks[b], lens[b], 1);
+			else
+				z = ZSTD_compress_usingCDict(zc, out, cap, blocks[b], lens[b], cd);
+			tz += now_sec() - t0;
+			if (dd != NULL && b >= first &&
+				ZSTD_decompress_usingDDict(zd, back, 16 << 20, out, z, dd) != lens[b])
+			{
+				fprintf(stderr, "zstd dictionary round trip failed\n");
+				exit(1);
+			}
+			zs += Min((Size) z, lens[b]);
+		}
+		printf("dictionary %zu kB (%d blocks): lz4 %.2f (%.0f ms, dec %.0f ms), zstd(1) %.2f (%.0f ms); cdict %zu B, ddict %zu B\n",
+			   dsize / 1024, first, (double) bytes_in / lz, tl * 1e3, tdl * 1e3,
+			   (double) bytes_in / zs, tz * 1e3,
+			   cd ? ZSTD_sizeof_CDict(cd) : 0, dd ? ZSTD_sizeof_DDict(dd) : 0);
+		ZSTD_freeCDict(cd);
+		ZSTD_freeDDict(dd);
+		ZSTD_freeCCtx(zc);
+		ZSTD_freeDCtx(zd);
+		LZ4_freeStream(dstream);
+		LZ4_freeStream(work);
+		free(dict);
+	}
+	/* each block with the one before it as its prefix (a run's last frame) */
+	if (getenv("CODECBENCH_PREFIX") != NULL)
+	{
+		LZ4_stream_t *ls = LZ4_createStream();
+		ZSTD_CCtx  *zc = ZSTD_createCCtx();
+		Size		lz = 0,
+					zs = 0;
+		double		t0,
+					tl = 0,
+					tz = 0;
+
+		for (int b = 0; b < nblocks; b++)
+		{
+			int			l;
+			size_t		z;
+
+			t0 = now_sec();
+			if (b == 0)
+				l = LZ4_compress_fast_continue(ls, blocks[b], out, (int) lens[b], (int) cap, 1);
+			else
+			{
+				/* the previous block stays where it is: blocks[] keeps it */
+				l = LZ4_compress_fast_continue(ls, blocks[b], out, (int) lens[b], (int) cap, 1);
+			}
+			tl += now_sec() - t0;
+			if (b > 0)
+			{
+				LZ4_decompress_safe_usingDict(out, back, l, 16 << 20,
+											  blocks[b - 1], (int) lens[b - 1]);
+				if (memcmp(back, blocks[b], lens[b]) != 0)
+				{
+					fprintf(stderr, "lz4 prefix round trip failed\n");
+					exit(1);
+				}
+			}
+			/* keep only the previous block as the history */
+			LZ4_loadDict(ls, blocks[b], (int) lens[b]);
+			lz += Min((Size) l, lens[b]);
+			t0 = now_sec();
+			ZSTD_CCtx_reset(zc, ZSTD_reset_session_only);
+			ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, 1);
+			if (b > 0)
+				ZSTD_CCtx_refPrefix(zc, blocks[b - 1], lens[b - 1]);
+			z = ZSTD_compress2(zc, out, cap, blocks[b], lens[b]);
+			tz += now_sec() - t0;
+			zs += Min((Size) z, lens[b]);
+		}
+		printf("previous block as prefix: lz4 %.2f (%.0f ms), zstd(1) %.2f (%.0f ms)\n",
+			   (double) bytes_in / lz, tl * 1e3, (double) bytes_in / zs, tz * 1e3);
+		LZ4_freeStream(ls);
+		ZSTD_freeCCtx(zc);
+	}
+	free(out);
+	free(back);
+}
+
 /* decode every block, reading every row; return the seconds it took */
 static double
 decode_all(TupleDesc desc, char **blocks, Size *lens, const int *cuts,
@@ -585,6 +755,8 @@ main(int argc, char **argv)
 	Sizes		total = {0};
 	Sizes		colsum = {0};
 
+	if (getenv("CODECBENCH_BLOCK_KB") != NULL)
+		BLOCK_TARGET = atoi(getenv("CODECBENCH_BLOCK_KB")) * 1024;
 	if (argc < 2)
 	{
 		fprintf(stderr, "usage: %s file.csv [repetitions]\n", argv[0]);
@@ -756,6 +928,7 @@ main(int argc, char **argv)
 	printf("ratio bytes before encoding / written: encoded %.2f, lz4 %.2f, zstd(1) %.2f\n",
 		   (double) bytes_in / total.raw, (double) bytes_in / total.lz4,
 		   (double) bytes_in / total.zstd);
+	dict_sizes(blocks, lens, nblocks, bytes_in);
 	printf("time per row (best of %d): encode %.1f ns, decode %.1f ns\n",
 		   repeat, enc_best * 1e9 / nrows, dec_best * 1e9 / nrows);
 
