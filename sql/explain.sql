@@ -55,6 +55,7 @@ FROM ex_json, unnest(ARRAY['Sort Key', 'Sort Method', 'Sort Space Used', 'Sort S
                            'Spill Runs', 'Merge Passes',
                            'Rows Spilled', 'Bytes Before Encoding', 'Bytes Written',
                            'Compression Ratio', 'Frames None', 'Frames LZ4', 'Frames Zstd',
+                           'Frames Zstd Dictionary',
                            'Frames Stored Raw', 'Block Size', 'Temp File Peak',
                            'Run Formation Written', 'Write Time', 'Read Time',
                   'Spill Encode Time', 'Spill Compress Time', 'Spill Decompress Time',

@@ -28,6 +28,7 @@ int			compspill_compression_level = 1;
 bool		compspill_enable_dio = false;
 int			compspill_block_size = 64;
 int			compspill_write_size = 1024;
+int			compspill_zstd_dictionary = 16;
 int			compspill_log_spills = -1;
 int			compspill_max_temp_space = -1;
 int			compspill_encryption = COMPSPILL_ENCRYPTION_OFF;
@@ -133,6 +134,17 @@ CompSpillDefineSettings(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("compspill.zstd_dictionary",
+							"Size of the dictionary zstd compresses a spill's blocks against.",
+							"Made of the spill's first blocks; at most a 256th of work_mem, "
+							"none under 8kB. 0 turns it off.",
+							&compspill_zstd_dictionary,
+							16,
+							0, 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("compspill.log_spills",
 							"Logs each spill that writes at least this amount of data.",
 							"-1 turns this logging off; 0 logs every spill.",
@@ -178,6 +190,7 @@ CompSpillCaptureSettings(CompSpillSettings *set, EState *estate)
 	set->frame_kind = (CompSpillFrameKind) compspill_frame_kind;
 	set->block_size = (Size) compspill_block_size * 1024;
 	set->write_size = (Size) compspill_write_size * 1024;
+	set->zstd_dict = (Size) compspill_zstd_dictionary * 1024;
 	set->queryid = estate->es_plannedstmt ?
 		CompSpillQueryId(estate->es_plannedstmt) : UINT64CONST(0);
 }

@@ -54,6 +54,7 @@ extern int	compspill_compression_level;
 extern bool compspill_enable_dio;
 extern int	compspill_block_size;	/* kB */
 extern int	compspill_write_size;	/* kB */
+extern int	compspill_zstd_dictionary;	/* kB */
 extern int	compspill_log_spills;	/* kB, -1: off */
 extern int	compspill_max_temp_space;	/* kB, -1: off */
 extern int	compspill_encryption;
@@ -71,6 +72,7 @@ typedef struct CompSpillSettings
 	CompSpillFrameKind frame_kind;	/* compspill.frame_kind */
 	Size		block_size;		/* compspill.block_size, bytes */
 	Size		write_size;		/* compspill.write_size, bytes */
+	Size		zstd_dict;		/* compspill.zstd_dictionary, bytes */
 	uint64		queryid;		/* the statement's query identifier, or 0 */
 	int64		mem_limit;		/* the operation's work_mem in bytes, set by
 								 * the operation; 0 if not known */

@@ -47,6 +47,7 @@ CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
 	sum->file_size = Max(sum->file_size, add->file_size);
 	sum->frames_written += add->frames_written;
 	sum->frames_raw += add->frames_raw;
+	sum->frames_dict += add->frames_dict;
 	sum->frames_rows += add->frames_rows;
 	sum->frames_columns += add->frames_columns;
 	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)

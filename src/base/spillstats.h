@@ -62,6 +62,8 @@ typedef struct CompSpillStats
 	int64		file_size;		/* largest size the file reached */
 	int64		frames_written; /* frames written, all passes */
 	int64		frames_raw;		/* frames stored uncompressed */
+	int64		frames_dict;	/* zstd frames compressed against the
+								 * spill's dictionary */
 	int64		frames_rows;	/* row frames written, all passes */
 	int64		frames_columns; /* column frames written, all passes */
 	int64		frames_by_codec[COMPSPILL_NUM_STORED_CODECS];	/* frames each

@@ -34,6 +34,23 @@
  * API (exported by the shared library since zstd 1.3, and exact: what
  * ZSTD_sizeof_CCtx reports afterwards, at most).
  *
+ * Dictionary
+ * ----------
+ *
+ * zstd compresses a spill's small blocks (4-6kB at 4MB, where a one-pass
+ * merge of some 250 runs keeps the blocks small) far better against a
+ * dictionary: the first blocks' bytes, whose rows are like the later ones.
+ * A compressor asked for one (CompSpillCompressorSetDictionary) keeps the
+ * first dict_size bytes of the blocks it compresses with zstd, and from
+ * then on compresses with zstd against them, in raw-content mode (no
+ * training: the bytes are the dictionary), reporting so to the caller,
+ * which marks the frame; decompression of such a frame needs the same
+ * dictionary, which lives as long as the compressor.  The digested forms
+ * (ZSTD_CDict for compressing, ZSTD_DDict for decompressing) reference the
+ * bytes, are malloc'd like the contexts and counted with them.  On
+ * lineitem rows in 5kB blocks a 16kB dictionary stores 18-21% fewer bytes
+ * for 12% more compression time (test/codec/codecbench, CODECBENCH_DICT_KB).
+ *
  * COMPSPILL_CODEC_AUTO is a setting value only: it must be resolved to a
  * real codec before a block is compressed, and it is never stored in a
  * frame.
@@ -80,6 +97,14 @@ struct CompSpillCompressor
 	ZSTD_CCtx  *zcctx;			/* zstd compression context, or NULL */
 	ZSTD_DCtx  *zdctx;			/* zstd decompression context, or NULL */
 	void	   *lz4state;		/* lz4 compression state, or NULL */
+
+	/* zstd's dictionary: the first dict_size bytes compressed with zstd */
+	Size		dict_size;		/* 0: none asked for */
+	Size		dict_block;		/* the blocks it is for, to size its tables */
+	char	   *dict;			/* palloc'd with the first zstd block */
+	Size		dict_len;		/* bytes of it filled */
+	ZSTD_CDict *zcdict;			/* digested for compressing, or NULL */
+	ZSTD_DDict *zddict;			/* digested for decompressing, or NULL */
 	MemoryContextCallback cb;	/* frees the zstd contexts */
 };
 
@@ -102,6 +127,11 @@ compspill_compressor_free(void *arg)
 	{
 		ZSTD_freeDCtx(comp->zdctx);
 		comp->zdctx = NULL;
+	}
+	if (comp->zddict != NULL)
+	{
+		ZSTD_freeDDict(comp->zddict);
+		comp->zddict = NULL;
 	}
 }
 
@@ -138,6 +168,63 @@ CompSpillCompressorSetMemLimit(CompSpillCompressor *comp, Size largest_block,
 	Assert(comp->zcctx == NULL);
 	comp->largest_block = largest_block;
 	comp->mem_limit = mem_limit;
+}
+
+/*
+ * Ask the compressor for a zstd dictionary of dict_size bytes, made of the
+ * first bytes it compresses with zstd, for blocks of about block bytes
+ * (see the banner); before its first block.
+ */
+void
+CompSpillCompressorSetDictionary(CompSpillCompressor *comp, Size dict_size,
+								 Size block)
+{
+	Assert(comp->dict == NULL);
+	comp->dict_size = dict_size;
+	comp->dict_block = Max(block, (Size) 1024);
+}
+
+/*
+ * The compression parameters of the dictionary's digested form: the
+ * level's own for a block of dict_block bytes against it, with a hash
+ * table of at most 8192 entries and a chain table of 4096 (32kB and 16kB),
+ * plenty for the few tens of kB a block and its dictionary hold, where the
+ * level's own for such small inputs would take up to 211kB.  (A hash table
+ * of 4096 entries stores 1.5-2% more bytes on lineitem.)
+ */
+static ZSTD_compressionParameters
+compspill_zstd_dict_params(int level, Size dict_size, Size dict_block)
+{
+	ZSTD_compressionParameters cp;
+
+	cp = ZSTD_getCParams(level, (unsigned long long) dict_block, dict_size);
+	cp.hashLog = Min(cp.hashLog, 13);
+	cp.chainLog = Min(cp.chainLog, 12);
+	return cp;
+}
+
+/*
+ * Estimate what the dictionary of dict_size bytes takes when complete: its
+ * bytes, its digested form for compressing, and for reading the one for
+ * decompressing.
+ */
+static Size
+compspill_zstd_dict_estimate(int level, Size dict_size, Size dict_block,
+							 bool reading)
+{
+	Size		total;
+
+	if (dict_size == 0)
+		return 0;
+	total = MAXALIGN(dict_size) + 64 +
+		ZSTD_estimateCDictSize_advanced(dict_size,
+										compspill_zstd_dict_params(level,
+																   dict_size,
+																   dict_block),
+										ZSTD_dlm_byRef);
+	if (reading)
+		total += ZSTD_estimateDDictSize(dict_size, ZSTD_dlm_byRef);
+	return total;
 }
 
 /*
@@ -194,13 +281,14 @@ compspill_zstd_cctx_estimate(int level, Size largest_block, Size block,
  * limit is mem_limit and whose blocks are of up to largest_block bytes,
  * while it compresses blocks of at most block bytes (0: largest_block):
  * with zstd its compression context, and its decompression context if
- * reading too, with lz4 its state, with auto both.  The owner of a spill
+ * reading too, and the dictionary of dict_size bytes if one is asked for
+ * (0: none), with lz4 its state, with auto both.  The owner of a spill
  * reserves it before the spill exists.
  */
 Size
 CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 							 Size largest_block, Size block,
-							 int64 mem_limit, bool reading)
+							 int64 mem_limit, Size dict_size, bool reading)
 {
 	Size		total = 0;
 
@@ -212,13 +300,16 @@ CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 											  block, mem_limit);
 		if (reading)
 			total += ZSTD_estimateDCtxSize();
+		total += compspill_zstd_dict_estimate(zstd_level, dict_size,
+											  block > 0 ? block : largest_block,
+											  reading);
 	}
 	return total;
 }
 
 /*
- * Return what the compressor's malloc'd zstd contexts hold now, in bytes:
- * memory no memory context sees.
+ * Return what the compressor's malloc'd zstd contexts and digested
+ * dictionaries hold now, in bytes: memory no memory context sees.
  */
 Size
 CompSpillCompressorMemory(CompSpillCompressor *comp)
@@ -229,12 +320,16 @@ CompSpillCompressorMemory(CompSpillCompressor *comp)
 		total += ZSTD_sizeof_CCtx(comp->zcctx);
 	if (comp->zdctx != NULL)
 		total += ZSTD_sizeof_DCtx(comp->zdctx);
+	if (comp->zcdict != NULL)
+		total += ZSTD_sizeof_CDict(comp->zcdict);
+	if (comp->zddict != NULL)
+		total += ZSTD_sizeof_DDict(comp->zddict);
 	return total;
 }
 
 /*
  * Return what the compressor holds only for compressing, in bytes: the zstd
- * compression context and the lz4 state.
+ * compression context and dictionary, and the lz4 state.
  */
 Size
 CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
@@ -243,12 +338,17 @@ CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
 
 	if (comp->zcctx != NULL)
 		total += ZSTD_sizeof_CCtx(comp->zcctx);
+	if (comp->zcdict != NULL)
+		total += ZSTD_sizeof_CDict(comp->zcdict);
 	if (comp->lz4state != NULL)
 		total += COMPSPILL_LZ4_STATE_MEM;
 	return total;
 }
 
-/* Free the compressor's zstd compression context, if it has one */
+/*
+ * Free the compressor's zstd compression context and its dictionary's
+ * digested form for compressing, if it has them.
+ */
 static void
 compspill_free_zstd_cctx(CompSpillCompressor *comp)
 {
@@ -256,6 +356,11 @@ compspill_free_zstd_cctx(CompSpillCompressor *comp)
 	{
 		ZSTD_freeCCtx(comp->zcctx);
 		comp->zcctx = NULL;
+	}
+	if (comp->zcdict != NULL)
+	{
+		ZSTD_freeCDict(comp->zcdict);
+		comp->zcdict = NULL;
 	}
 }
 
@@ -292,8 +397,21 @@ CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
 
 	if (zstd && comp->zdctx == NULL)
 		total += ZSTD_estimateDCtxSize();
+	if (zstd && comp->dict_size > 0 && comp->zddict == NULL)
+		total += ZSTD_estimateDDictSize(comp->dict_size, ZSTD_dlm_byRef);
 	if (!compressing)
 		return total;
+
+	if (zstd && comp->dict_size > 0)
+	{
+		if (comp->dict == NULL)
+			total += MAXALIGN(comp->dict_size) + 64;
+		if (comp->zcdict == NULL)
+			total += compspill_zstd_dict_estimate(comp->zstd_level,
+												  comp->dict_size,
+												  comp->dict_block, false) -
+				(MAXALIGN(comp->dict_size) + 64);
+	}
 
 	if ((codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO) &&
 		comp->lz4state == NULL)
@@ -346,16 +464,67 @@ CompSpillCompressBound(CompSpillCompressor *comp, CompSpillCodec codec,
 }
 
 /*
+ * Keep what the dictionary still lacks of a block about to be compressed
+ * with zstd; once it is complete, digest it for compressing.
+ */
+static void
+compspill_fill_dictionary(CompSpillCompressor *comp, const char *src,
+						  Size srclen)
+{
+	Size		take;
+
+	if (comp->dict == NULL)
+		comp->dict = MemoryContextAlloc(comp->cxt, comp->dict_size);
+	take = Min(srclen, comp->dict_size - comp->dict_len);
+	memcpy(comp->dict + comp->dict_len, src, take);
+	comp->dict_len += take;
+}
+
+/*
+ * Return the dictionary's digested form for compressing, making it if
+ * needed; NULL while the dictionary is not complete.
+ */
+static ZSTD_CDict *
+compspill_get_zstd_cdict(CompSpillCompressor *comp)
+{
+	if (comp->dict_size == 0 || comp->dict_len < comp->dict_size)
+		return NULL;
+	if (comp->zcdict == NULL)
+	{
+		comp->zcdict =
+			ZSTD_createCDict_advanced(comp->dict, comp->dict_len,
+									  ZSTD_dlm_byRef, ZSTD_dct_rawContent,
+									  compspill_zstd_dict_params(comp->zstd_level,
+																 comp->dict_size,
+																 comp->dict_block),
+									  ZSTD_defaultCMem);
+		if (comp->zcdict == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Could not create a zstd compression dictionary.")));
+	}
+	return comp->zcdict;
+}
+
+/*
  * Compress src into dst with codec; return the compressed size, or 0 if it
  * did not fit in dstcap or does not make the block strictly smaller (and
- * always 0 for COMPSPILL_CODEC_NONE): the caller then stores it raw.
+ * always 0 for COMPSPILL_CODEC_NONE): the caller then stores it raw.  With
+ * dict not NULL, a compressor with a complete zstd dictionary compresses
+ * with zstd against it, and *dict says whether it did: the frame must say
+ * so, for CompSpillDecompress.  With dict NULL no dictionary is used nor
+ * filled.
  */
 Size
 CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
-				  const char *src, Size srclen, char *dst, Size dstcap)
+				  const char *src, Size srclen, char *dst, Size dstcap,
+				  bool *dict)
 {
 	Size		result = 0;
 
+	if (dict != NULL)
+		*dict = false;
 	if (srclen == 0)
 		return 0;
 
@@ -396,9 +565,24 @@ CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
 		case COMPSPILL_CODEC_ZSTD:
 			{
 				size_t		ret;
+				ZSTD_CDict *cdict = NULL;
 
-				ret = ZSTD_compress2(compspill_get_zstd_cctx(comp),
-									 dst, dstcap, src, srclen);
+				if (dict != NULL && comp->dict_size > 0)
+				{
+					cdict = compspill_get_zstd_cdict(comp);
+					if (cdict == NULL)
+						compspill_fill_dictionary(comp, src, srclen);
+				}
+				if (cdict != NULL)
+				{
+					ret = ZSTD_compress_usingCDict(compspill_get_zstd_cctx(comp),
+												   dst, dstcap, src, srclen,
+												   cdict);
+					*dict = true;
+				}
+				else
+					ret = ZSTD_compress2(compspill_get_zstd_cctx(comp),
+										 dst, dstcap, src, srclen);
 				if (ZSTD_isError(ret))
 				{
 					if (ZSTD_getErrorCode(ret) == ZSTD_error_dstSize_tooSmall)
@@ -494,15 +678,45 @@ compspill_get_zstd_dctx(CompSpillCompressor *comp)
 }
 
 /*
- * Decompress src into exactly rawlen bytes at dst; on failure return false
+ * Return the dictionary's digested form for decompressing, making it if
+ * needed: the dictionary must be complete.
+ */
+static ZSTD_DDict *
+compspill_get_zstd_ddict(CompSpillCompressor *comp)
+{
+	if (comp->zddict == NULL)
+	{
+		comp->zddict = ZSTD_createDDict_advanced(comp->dict, comp->dict_len,
+												 ZSTD_dlm_byRef,
+												 ZSTD_dct_rawContent,
+												 ZSTD_defaultCMem);
+		if (comp->zddict == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Could not create a zstd decompression dictionary.")));
+	}
+	return comp->zddict;
+}
+
+/*
+ * Decompress src into exactly rawlen bytes at dst, against the compressor's
+ * zstd dictionary if dict (a frame compressed so); on failure return false
  * with a sentence in *errdetail.
  */
 bool
 CompSpillDecompress(CompSpillCompressor *comp, CompSpillCodec codec,
-					const char *src, Size srclen, char *dst, Size rawlen,
-					const char **errdetail)
+					bool dict, const char *src, Size srclen, char *dst,
+					Size rawlen, const char **errdetail)
 {
 	*errdetail = NULL;
+
+	if (dict && (codec != COMPSPILL_CODEC_ZSTD || comp == NULL ||
+				 comp->dict_size == 0 || comp->dict_len < comp->dict_size))
+	{
+		*errdetail = psprintf("The block was compressed with a dictionary that the spill does not have.");
+		return false;
+	}
 
 	switch (codec)
 	{
@@ -546,7 +760,11 @@ CompSpillDecompress(CompSpillCompressor *comp, CompSpillCodec codec,
 			{
 				size_t		ret;
 
-				if (comp != NULL)
+				if (dict)
+					ret = ZSTD_decompress_usingDDict(compspill_get_zstd_dctx(comp),
+													 dst, rawlen, src, srclen,
+													 compspill_get_zstd_ddict(comp));
+				else if (comp != NULL)
 					ret = ZSTD_decompressDCtx(compspill_get_zstd_dctx(comp),
 											  dst, rawlen, src, srclen);
 				else

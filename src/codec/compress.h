@@ -25,6 +25,8 @@ extern CompSpillCompressor *CompSpillCompressorCreate(int zstd_level);
 extern void CompSpillCompressorSetMemLimit(CompSpillCompressor *comp,
 										   Size largest_block,
 										   int64 mem_limit);
+extern void CompSpillCompressorSetDictionary(CompSpillCompressor *comp,
+											 Size dict_size, Size block);
 extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
 extern Size CompSpillCompressorWriteMemory(CompSpillCompressor *comp);
 extern void CompSpillCompressorEndWrites(CompSpillCompressor *comp);
@@ -32,14 +34,15 @@ extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,
 									  CompSpillCodec codec, bool compressing);
 extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,
 										 Size largest_block, Size block,
-										 int64 mem_limit, bool reading);
+										 int64 mem_limit, Size dict_size,
+										 bool reading);
 extern Size CompSpillCompressBound(CompSpillCompressor *comp,
 								   CompSpillCodec codec, Size srclen);
 extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
 							  const char *src, Size srclen,
-							  char *dst, Size dstcap);
+							  char *dst, Size dstcap, bool *dict);
 extern bool CompSpillDecompress(CompSpillCompressor *comp,
-								CompSpillCodec codec,
+								CompSpillCodec codec, bool dict,
 								const char *src, Size srclen,
 								char *dst, Size rawlen,
 								const char **errdetail);

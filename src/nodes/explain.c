@@ -101,10 +101,16 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 						 in_kb, written_kb, ratio);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
-						 "Spill Frames: none=" INT64_FORMAT "  lz4=" INT64_FORMAT "  zstd=" INT64_FORMAT "  stored raw=" INT64_FORMAT "  block size=%zukB\n",
+						 "Spill Frames: none=" INT64_FORMAT "  lz4=" INT64_FORMAT "  zstd=" INT64_FORMAT,
 						 st->frames_by_codec[COMPSPILL_CODEC_NONE],
 						 st->frames_by_codec[COMPSPILL_CODEC_LZ4],
-						 st->frames_by_codec[COMPSPILL_CODEC_ZSTD],
+						 st->frames_by_codec[COMPSPILL_CODEC_ZSTD]);
+		/* zstd's dictionary, only where one was used */
+		if (st->frames_dict > 0)
+			appendStringInfo(es->str, " (dictionary=" INT64_FORMAT ")",
+							 st->frames_dict);
+		appendStringInfo(es->str,
+						 "  stored raw=" INT64_FORMAT "  block size=%zukB\n",
 						 st->frames_raw, st->block_size / 1024);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
@@ -148,6 +154,8 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 						   st->frames_by_codec[COMPSPILL_CODEC_LZ4], es);
 	ExplainPropertyInteger("Frames Zstd", NULL,
 						   st->frames_by_codec[COMPSPILL_CODEC_ZSTD], es);
+	ExplainPropertyInteger("Frames Zstd Dictionary", NULL, st->frames_dict,
+						   es);
 	ExplainPropertyInteger("Frames Stored Raw", NULL, st->frames_raw, es);
 	ExplainPropertyInteger("Frames Row", NULL, st->frames_rows, es);
 	ExplainPropertyInteger("Frames Column", NULL, st->frames_columns, es);

@@ -17,7 +17,8 @@
  *		CompSpillFrameHeader (24 bytes)
  *			uint32	magic		COMPSPILL_FRAME_MAGIC
  *			uint8	codec		how the payload is stored (CompSpillCodec)
- *			uint8	flags		COMPSPILL_FRAME_ENCRYPTED, COMPSPILL_FRAME_ROWS
+ *			uint8	flags		COMPSPILL_FRAME_ENCRYPTED, COMPSPILL_FRAME_ROWS,
+ *								COMPSPILL_FRAME_DICT
  *			uint8	reserved[2]	zero
  *			uint32	nrows		rows in the payload, > 0
  *			uint32	raw_len		size of the payload before compression
@@ -150,7 +151,10 @@ compspill_load_frame(CompSpillRunReader *r)
 										 hdr.stored_len, (long long) r->run->len));
 	if (((hdr.flags & COMPSPILL_FRAME_ENCRYPTED) != 0) != (r->sp->cipher != NULL) ||
 		((hdr.flags & COMPSPILL_FRAME_ROWS) != 0) != r->run->rows ||
-		(hdr.flags & ~(COMPSPILL_FRAME_ENCRYPTED | COMPSPILL_FRAME_ROWS)) != 0)
+		(hdr.flags & ~(COMPSPILL_FRAME_ENCRYPTED | COMPSPILL_FRAME_ROWS |
+					   COMPSPILL_FRAME_DICT)) != 0 ||
+		((hdr.flags & COMPSPILL_FRAME_DICT) != 0 &&
+		 hdr.codec != COMPSPILL_CODEC_ZSTD))
 		compspill_corrupt_frame(r, pos,
 								psprintf("Frame flags %02X do not match the run, which is %s and of %s frames.",
 										 hdr.flags,
@@ -212,6 +216,7 @@ compspill_load_frame(CompSpillRunReader *r)
 
 		INSTR_TIME_SET_CURRENT(start);
 		if (!CompSpillDecompress(r->sp->comp, (CompSpillCodec) hdr.codec,
+								 (hdr.flags & COMPSPILL_FRAME_DICT) != 0,
 								 payload, payload_len,
 								 r->dbuf, hdr.raw_len, &detail))
 			compspill_corrupt_frame(r, pos, detail ? detail :

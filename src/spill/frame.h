@@ -41,6 +41,9 @@ typedef struct CompSpillFrameHeader
 #define COMPSPILL_FRAME_ROWS		0x02	/* payload is a row frame
 											 * (codec/rowframe.c), not a
 											 * column block */
+#define COMPSPILL_FRAME_DICT		0x04	/* zstd payload compressed
+											 * against the spill's
+											 * dictionary (codec/compress.c) */
 
 StaticAssertDecl(sizeof(CompSpillFrameHeader) == 24,
 				 "compspill frame header must have no padding");

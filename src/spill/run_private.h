@@ -160,6 +160,7 @@ extern void compspill_feed_io(CompSpillSpiller *sp);
 
 /* spillsizing.c */
 extern Size compspill_largest_block(const CompSpillSettings *set);
+extern Size compspill_zstd_dict_size(const CompSpillSettings *set);
 extern void compspill_average_frame(CompSpillSpiller *sp, Size *raw,
 									Size *stored);
 

@@ -274,6 +274,8 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	Size		rawlen;
 	Size		stored_len;
 	CompSpillCodec stored_codec;
+	uint8		flags = 0;
+	bool		dict = false;
 	CompSpillFrameHeader hdr;
 	char	   *frame;
 	char	   *payload;
@@ -358,7 +360,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
 		start = end;
 		clen = CompSpillCompress(sp->comp, codec, src, rawlen,
-								 payload, bound);
+								 payload, bound, &dict);
 		INSTR_TIME_SET_CURRENT(end);
 		INSTR_TIME_ACCUM_DIFF(sp->stats->compress_time, end, start);
 		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
@@ -382,6 +384,11 @@ compspill_emit_frame(CompSpillSpiller *sp)
 		{
 			stored_len = clen;
 			stored_codec = codec;
+			if (dict)
+			{
+				flags |= COMPSPILL_FRAME_DICT;
+				sp->stats->frames_dict++;
+			}
 		}
 		else
 		{
@@ -403,7 +410,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	hdr.codec = (uint8) stored_codec;
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
-	hdr.flags = rows ? COMPSPILL_FRAME_ROWS : 0;
+	hdr.flags = flags | (rows ? COMPSPILL_FRAME_ROWS : 0);
 	if (sp->cipher)
 	{
 		/* the header, crc still zero, is authenticated with the payload */

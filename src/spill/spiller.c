@@ -79,6 +79,10 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 	sp->comp = CompSpillCompressorCreate(set->level);
 	CompSpillCompressorSetMemLimit(sp->comp, compspill_largest_block(set),
 								   set->mem_limit);
+	if (compspill_zstd_dict_size(set) > 0)
+		CompSpillCompressorSetDictionary(sp->comp,
+										 compspill_zstd_dict_size(set),
+										 block_size);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
 		CompSpillAutoInit(sp->ac, set->level);
 	stats->queryid = set->queryid;

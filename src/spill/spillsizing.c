@@ -42,6 +42,26 @@ compspill_largest_block(const CompSpillSettings *set)
 }
 
 /*
+ * Return the size of the zstd dictionary a spill with the given settings
+ * compresses against (see compress.c), or 0 for none: with codec = zstd,
+ * compspill.zstd_dictionary, at most a 256th of work_mem, and none under
+ * 8kB: the dictionary's digested forms take some 60kB whatever its size
+ * (3% of a 2MB work_mem).
+ */
+Size
+compspill_zstd_dict_size(const CompSpillSettings *set)
+{
+	Size		size;
+
+	if (set->codec != COMPSPILL_CODEC_ZSTD)
+		return 0;
+	size = set->zstd_dict;
+	if (set->mem_limit > 0)
+		size = Min(size, (Size) (set->mem_limit / 256));
+	return size >= 8192 ? size : 0;
+}
+
+/*
  * Return what the spill's codec state may still grow by (see
  * CompSpillCompressorGrowth), for writing and reading when compressing,
  * else for reading only: memory that runs about to be written, or a merge
@@ -85,6 +105,7 @@ CompSpillMallocEstimate(const CompSpillSettings *set, Size block)
 	held = (int64) CompSpillCodecMemoryEstimate(set->codec, set->level,
 												compspill_largest_block(set),
 												block * 2, set->mem_limit,
+												compspill_zstd_dict_size(set),
 												false);
 
 	if (set->encrypt)

@@ -1117,6 +1117,7 @@ static long nrejected = 0;
 /* encrypted mode */
 static long nframe_trips = 0;
 static long nframes_stored[COMPSPILL_NUM_STORED_CODECS];
+static long nframes_dict;		/* zstd frames against the dictionary */
 static long nframe_mutated = 0;
 static long nframe_false = 0;	/* CompSpillDecrypt returned false */
 static long nframe_error = 0;	/* CompSpillDecrypt raised an ERROR */
@@ -1817,18 +1818,22 @@ write_frame(FuzzRun *run, CompSpillCodec codec, const FuzzPayload *pl,
 	Size		bound = CompSpillCompressBound(run->comp, codec, rawlen);
 	char	   *payload = malloc(Max(bound, rawlen) + FRAME_TAG);
 	Size		stored = 0;
+	bool		dict = false;
 
 	if (codec != COMPSPILL_CODEC_NONE)
 		stored = CompSpillCompress(run->comp, codec, raw, rawlen, payload,
-								   bound);
+								   bound, &dict);
 	if (stored == 0 || stored >= rawlen)
 	{
 		/* compression did not pay: stored as it is */
 		memcpy(payload, raw, rawlen);
 		stored = rawlen;
 		codec = COMPSPILL_CODEC_NONE;
+		dict = false;
 	}
 	nframes_stored[codec]++;
+	if (dict)
+		nframes_dict++;
 	if (pl->rows)
 		nframe_rows++;
 
@@ -1836,7 +1841,8 @@ write_frame(FuzzRun *run, CompSpillCodec codec, const FuzzPayload *pl,
 	hdr.magic = COMPSPILL_FRAME_MAGIC;
 	hdr.codec = (uint8) codec;
 	hdr.flags = COMPSPILL_FRAME_ENCRYPTED |
-		(pl->rows ? COMPSPILL_FRAME_ROWS : 0);
+		(pl->rows ? COMPSPILL_FRAME_ROWS : 0) |
+		(dict ? COMPSPILL_FRAME_DICT : 0);
 	hdr.nrows = (uint32) nrows;
 	hdr.raw_len = (uint32) rawlen;
 	hdr.stored_len = (uint32) (stored + FRAME_TAG);
@@ -1924,6 +1930,7 @@ check_frame(FuzzRun *run, const FuzzFrame *f, TupleDesc desc,
 		memcpy(plain, text, Min(textlen, rawlen));
 	}
 	else if (!CompSpillDecompress(run->comp, (CompSpillCodec) hdr.codec,
+								  (hdr.flags & COMPSPILL_FRAME_DICT) != 0,
 								  text, textlen, plain, rawlen, &detail))
 	{
 		CHECK(false, "%s: %s frame does not decompress: %s", what,
@@ -1931,8 +1938,10 @@ check_frame(FuzzRun *run, const FuzzFrame *f, TupleDesc desc,
 		free((void *) detail);
 		memset(plain, 0, rawlen);
 	}
-	CHECK(hdr.flags == (COMPSPILL_FRAME_ENCRYPTED |
-						(pl->rows ? COMPSPILL_FRAME_ROWS : 0)),
+	CHECK((hdr.flags & ~COMPSPILL_FRAME_DICT) ==
+		  (COMPSPILL_FRAME_ENCRYPTED | (pl->rows ? COMPSPILL_FRAME_ROWS : 0)) &&
+		  ((hdr.flags & COMPSPILL_FRAME_DICT) == 0 ||
+		   hdr.codec == COMPSPILL_CODEC_ZSTD),
 		  "%s: frame flags %02X", what, hdr.flags);
 	CHECK(memcmp(plain, raw, rawlen) == 0, "%s: decrypted block differs",
 		  what);
@@ -2211,6 +2220,9 @@ run_iteration(int mutations)
 	if (do_frames)
 	{
 		run.comp = CompSpillCompressorCreate(1 + rndn(3));
+		/* a small zstd dictionary, which the first frames fill */
+		if (rndn(2))
+			CompSpillCompressorSetDictionary(run.comp, 4096, 1024);
 		run.cipher = CompSpillCipherCreate();
 		run.serial = CompSpillCipherRunSerial();
 		run.prev_serial = last_serial;
@@ -2438,10 +2450,10 @@ main(int argc, char **argv)
 	}
 	if (do_frames)
 	{
-		printf("blockcodec fuzz: frames: %ld round trips (%ld row frames; stored none %ld, lz4 %ld, zstd %ld), %ld mutated frames refused (%ld false, %ld ERROR), %ld accepted, %ld controls read back\n",
+		printf("blockcodec fuzz: frames: %ld round trips (%ld row frames; stored none %ld, lz4 %ld, zstd %ld, %ld of them with the dictionary), %ld mutated frames refused (%ld false, %ld ERROR), %ld accepted, %ld controls read back\n",
 			   nframe_trips, nframe_rows, nframes_stored[COMPSPILL_CODEC_NONE],
 			   nframes_stored[COMPSPILL_CODEC_LZ4],
-			   nframes_stored[COMPSPILL_CODEC_ZSTD],
+			   nframes_stored[COMPSPILL_CODEC_ZSTD], nframes_dict,
 			   nframe_false + nframe_error, nframe_false, nframe_error,
 			   nframe_forged, nframe_control);
 		printf("blockcodec fuzz: frame mutations:");

@@ -187,7 +187,7 @@ compress_errors(CompSpillCompressor *comp, CompSpillCodec codec,
 
 	pgstubs_error_jmp = &jb;
 	if (sigsetjmp(jb, 0) == 0)
-		(void) CompSpillCompress(comp, codec, src, len, dst, cap);
+		(void) CompSpillCompress(comp, codec, src, len, dst, cap, NULL);
 	else
 		errored = true;
 	pgstubs_error_jmp = NULL;
@@ -224,7 +224,7 @@ main(void)
 		fill_text(src, len, i + 1);
 		bound = CompSpillCompressBound(comp, codec, len);
 		check(bound >= len, "bound covers the raw size");
-		clen = CompSpillCompress(comp, codec, src, len, dst, bound);
+		clen = CompSpillCompress(comp, codec, src, len, dst, bound, NULL);
 		if (codec == COMPSPILL_CODEC_NONE)
 		{
 			check(clen == 0, "none never compresses");
@@ -232,7 +232,7 @@ main(void)
 		}
 		check(clen > 0 && clen < len / 2, "text compresses");
 		memset(back, 0, len);
-		check(CompSpillDecompress(comp, codec, dst, clen, back, len, &detail),
+		check(CompSpillDecompress(comp, codec, false, dst, clen, back, len, &detail),
 			  "round trip decompresses");
 		check(memcmp(src, back, len) == 0, "round trip is exact");
 	}
@@ -240,21 +240,21 @@ main(void)
 	/* incompressible data and a too small output give 0 */
 	fill_random(src, len, 7);
 	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst,
-							CompSpillCompressBound(comp, COMPSPILL_CODEC_LZ4, len)) == 0,
+							CompSpillCompressBound(comp, COMPSPILL_CODEC_LZ4, len), NULL) == 0,
 		  "lz4 on random bytes does not pay");
 	check(CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, len, dst,
-							CompSpillCompressBound(comp, COMPSPILL_CODEC_ZSTD, len)) == 0,
+							CompSpillCompressBound(comp, COMPSPILL_CODEC_ZSTD, len), NULL) == 0,
 		  "zstd on random bytes does not pay");
 	fill_text(src, len, 3);
-	check(CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, len, dst, 16) == 0,
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, len, dst, 16, NULL) == 0,
 		  "zstd into 16 bytes does not fit");
-	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst, 16) == 0,
+	check(CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len, dst, 16, NULL) == 0,
 		  "lz4 into 16 bytes does not fit");
 
 	/* auto is a setting, not a codec */
 	check(compress_errors(comp, COMPSPILL_CODEC_AUTO, src, len, dst, 2 * len),
 		  "compressing with auto is an error");
-	check(!CompSpillDecompress(comp, COMPSPILL_CODEC_AUTO, src, 10, back, 10,
+	check(!CompSpillDecompress(comp, COMPSPILL_CODEC_AUTO, false, src, 10, back, 10,
 							   &detail) && detail != NULL,
 		  "a block claiming auto does not decompress");
 
@@ -278,11 +278,11 @@ main(void)
 	fill_text(src, len, 5);
 	{
 		Size		clen = CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, len,
-											 dst, 2 * len);
+											 dst, 2 * len, NULL);
 
 		check(clen > 0, "lz4 alone works");
-		check(CompSpillDecompress(comp, COMPSPILL_CODEC_LZ4, dst, clen, back,
-								  len, &detail) &&
+		check(CompSpillDecompress(comp, COMPSPILL_CODEC_LZ4, false, dst, clen,
+								  back, len, &detail) &&
 			  memcmp(src, back, len) == 0, "lz4 alone round-trips");
 	}
 	check(zstd_created == 0, "lz4 alone makes no zstd context");
@@ -296,6 +296,61 @@ main(void)
 	check(!compress_errors(comp, COMPSPILL_CODEC_ZSTD, src, len, dst, 2 * len),
 		  "zstd level 1000 is clamped, not an error");
 	registered_cb->func(registered_cb->arg);
+
+	/*
+	 * A dictionary: the first 16kB compressed with zstd fill it, the blocks
+	 * after are compressed against it, smaller, and decompress only with it
+	 */
+	registered_cb = NULL;
+	comp = CompSpillCompressorCreate(1);
+	CompSpillCompressorSetDictionary(comp, 16 * 1024, 4096);
+	{
+		const Size	blk = 4096;
+		Size		before;
+		Size		alone;
+		Size		with = 0;
+		bool		dict = true;
+		CompSpillCompressor *other = CompSpillCompressorCreate(1);
+
+		for (int i = 0; i < 4; i++)
+		{
+			fill_text(src, blk, 100 + i);
+			(void) CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, blk,
+									 dst, 2 * blk, &dict);
+			check(!dict, "the blocks that fill the dictionary do without it");
+		}
+		before = CompSpillCompressorMemory(comp);
+		fill_text(src, blk, 200);
+		alone = CompSpillCompress(other, COMPSPILL_CODEC_ZSTD, src, blk, dst,
+								  2 * blk, NULL);
+		with = CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, blk, dst,
+								 2 * blk, &dict);
+		check(dict && with > 0, "the next block is compressed against it");
+		check(with < alone, "and is smaller than without it");
+		check(CompSpillCompressorMemory(comp) > before,
+			  "its digested form, made when first used, is counted");
+		memset(back, 0, blk);
+		check(CompSpillDecompress(comp, COMPSPILL_CODEC_ZSTD, true, dst, with,
+								  back, blk, &detail) &&
+			  memcmp(src, back, blk) == 0,
+			  "it round-trips with the dictionary");
+		detail = NULL;
+		check(!CompSpillDecompress(other, COMPSPILL_CODEC_ZSTD, true, dst,
+								   with, back, blk, &detail) && detail != NULL,
+			  "a compressor without the dictionary reports the block");
+		detail = NULL;
+		check(!CompSpillDecompress(comp, COMPSPILL_CODEC_LZ4, true, dst, with,
+								   back, blk, &detail) && detail != NULL,
+			  "only zstd blocks have a dictionary");
+		(void) CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, blk, dst,
+								 2 * blk, &dict);
+		check(!dict, "lz4 does not use it");
+		(void) CompSpillCompress(comp, COMPSPILL_CODEC_ZSTD, src, blk, dst,
+								 2 * blk, NULL);
+		(void) CompSpillCompress(other, COMPSPILL_CODEC_ZSTD, src, blk, dst,
+								 2 * blk, &dict);
+		check(!dict, "a compressor not asked for one has none");
+	}
 
 	printf("compress unit: %d passed, %d failed\n", npassed, nfailed);
 	return nfailed == 0 ? 0 : 1;

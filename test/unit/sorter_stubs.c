@@ -416,6 +416,23 @@ CompSpillMallocGrowth(CompSpillSpiller *sp pg_attribute_unused(),
 	return 0;
 }
 
+/* Extent maps: none */
+int64
+CompSpillRunMapReserve(CompSpillSpiller *sp pg_attribute_unused(),
+					   int64 bytes pg_attribute_unused())
+{
+	return 0;
+}
+
+/* A reader of frames of any size: more than any merge input has */
+Size
+CompSpillReaderEstimateAt(CompSpillSpiller *sp pg_attribute_unused(),
+						  bool rows pg_attribute_unused(),
+						  Size block pg_attribute_unused())
+{
+	return (Size) 1 << 40;
+}
+
 /* Make the in-memory spill */
 CompSpillSpiller *
 CompSpillSpillerCreate(TupleDesc tupdesc pg_attribute_unused(),
