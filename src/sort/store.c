@@ -206,18 +206,20 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 											   (int64) ALLOCSET_DEFAULT_MAXSIZE));
 
 	/*
-	 * The rows are kept in memory until they and the writer that will
-	 * write them would pass work_mem, as native tuplestore keeps them until
-	 * they alone do: the writer of the rows held uses the smallest blocks
-	 * and writes, and the rows are freed as their frames are cut, so that
-	 * the memory they held makes room for the larger blocks that follow
-	 * (compspill_store_spill).  The tuples' context grows in 256ths of
-	 * work_mem, so that what it holds is close to what its rows take.
-	 * Under a few hundred kB of work_mem that bound would be most of it:
-	 * there the store reserves, as before, the estimate of its writer and
-	 * three blocks at the sizes the policy gives it, and a 32nd of
-	 * work_mem, smaller still, as a spill's fixed costs pass so small a
-	 * work_mem anyway.
+	 * The rows are kept in memory until they alone would pass work_mem, as
+	 * native tuplestore keeps them, and the writer that writes them when
+	 * they do comes on top, as native's file buffer does, within a 50th of
+	 * work_mem (a spilling sort's bound): only what the writer takes beyond
+	 * that is reserved from the rows' memory.  The writer of the rows held
+	 * uses the smallest blocks and writes, and the rows are freed as their
+	 * frames are cut, so that the memory they held makes room for the
+	 * larger blocks that follow (compspill_store_spill).  The tuples'
+	 * context grows in 256ths of work_mem, so that what it holds is close
+	 * to what its rows take.  Under a few hundred kB of work_mem the
+	 * writer would be most of it: there the store reserves, as before, the
+	 * estimate of its writer and three blocks at the sizes the policy gives
+	 * it, and a 32nd of work_mem, smaller still, as a spill's fixed costs
+	 * pass so small a work_mem anyway.
 	 */
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
 	st->spill_reserve =
@@ -227,6 +229,7 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	st->spill_reserve = Min(st->spill_reserve,
 							(int64) (CompSpillWriterMemory(block, write) +
 									 3 * block) + st->allowed_mem / 32);
+	st->spill_reserve = Max(st->spill_reserve - st->allowed_mem / 50, 0);
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
 	st->memtuples = MemoryContextAlloc(st->cxt,
 									   sizeof(MinimalTuple) * st->memtupsize);
