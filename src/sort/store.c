@@ -192,6 +192,8 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
 	Size		block;
 	Size		write;
+	int64		writer;
+	int64		small;
 
 	st->what = what;
 	st->allowed_mem = Max((int64) work_mem_kb, 64) * (int64) 1024;
@@ -219,17 +221,19 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	 * writer would be most of it: there the store reserves, as before, the
 	 * estimate of its writer and three blocks at the sizes the policy gives
 	 * it, and a 32nd of work_mem, smaller still, as a spill's fixed costs
-	 * pass so small a work_mem anyway.
+	 * pass so small a work_mem anyway (and native's 8kB file buffer is an
+	 * eighth of 64kB).
 	 */
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
-	st->spill_reserve =
-		CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
-								   COMPSPILL_MIN_WRITE_SIZE) +
+	writer = CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
+										COMPSPILL_MIN_WRITE_SIZE) +
 		CompSpillMallocEstimate(&st->set, COMPSPILL_MIN_BLOCK_SIZE);
-	st->spill_reserve = Min(st->spill_reserve,
-							(int64) (CompSpillWriterMemory(block, write) +
-									 3 * block) + st->allowed_mem / 32);
-	st->spill_reserve = Max(st->spill_reserve - st->allowed_mem / 50, 0);
+	small = (int64) (CompSpillWriterMemory(block, write) + 3 * block) +
+		st->allowed_mem / 32;
+	if (writer <= small)
+		st->spill_reserve = Max(writer - st->allowed_mem / 50, 0);
+	else
+		st->spill_reserve = small;
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
 	st->memtuples = MemoryContextAlloc(st->cxt,
 									   sizeof(MinimalTuple) * st->memtupsize);
