@@ -203,6 +203,20 @@ compspill_zstd_dict_params(int level, Size dict_size, Size dict_block)
 	return cp;
 }
 
+/* What the dictionary's own bytes take, palloc'd, with their chunk */
+#define COMPSPILL_DICT_MEM(size)	(MAXALIGN(size) + 64)
+
+/* Estimate the dictionary's digested form for compressing */
+static Size
+compspill_zstd_cdict_estimate(int level, Size dict_size, Size dict_block)
+{
+	return ZSTD_estimateCDictSize_advanced(dict_size,
+										   compspill_zstd_dict_params(level,
+																	  dict_size,
+																	  dict_block),
+										   ZSTD_dlm_byRef);
+}
+
 /*
  * Estimate what the dictionary of dict_size bytes takes when complete: its
  * bytes, its digested form for compressing, and for reading the one for
@@ -216,12 +230,8 @@ compspill_zstd_dict_estimate(int level, Size dict_size, Size dict_block,
 
 	if (dict_size == 0)
 		return 0;
-	total = MAXALIGN(dict_size) + 64 +
-		ZSTD_estimateCDictSize_advanced(dict_size,
-										compspill_zstd_dict_params(level,
-																   dict_size,
-																   dict_block),
-										ZSTD_dlm_byRef);
+	total = COMPSPILL_DICT_MEM(dict_size) +
+		compspill_zstd_cdict_estimate(level, dict_size, dict_block);
 	if (reading)
 		total += ZSTD_estimateDDictSize(dict_size, ZSTD_dlm_byRef);
 	return total;
@@ -405,12 +415,11 @@ CompSpillCompressorGrowth(CompSpillCompressor *comp, CompSpillCodec codec,
 	if (zstd && comp->dict_size > 0)
 	{
 		if (comp->dict == NULL)
-			total += MAXALIGN(comp->dict_size) + 64;
+			total += COMPSPILL_DICT_MEM(comp->dict_size);
 		if (comp->zcdict == NULL)
-			total += compspill_zstd_dict_estimate(comp->zstd_level,
-												  comp->dict_size,
-												  comp->dict_block, false) -
-				(MAXALIGN(comp->dict_size) + 64);
+			total += compspill_zstd_cdict_estimate(comp->zstd_level,
+												   comp->dict_size,
+												   comp->dict_block);
 	}
 
 	if ((codec == COMPSPILL_CODEC_LZ4 || codec == COMPSPILL_CODEC_AUTO) &&
