@@ -76,6 +76,39 @@
  * before the dirty limit: on the throttled 50 MB/s device it stored more
  * frames raw, not fewer, and took 1.5-2x the time; it is gone.)
  *
+ * The device's pace.  That write figure is what the writes waited, per
+ * byte, and it undercounts a device that holds the spill back: the kernel
+ * lets a writer dirty pages freely until the device's dirty limit, then
+ * stalls it (balance_dirty_pages) while the device drains them, and the
+ * writer's work between the stalls goes on while the device writes.  On
+ * the throttled 50 MB/s device, with lineitem's column frames stored raw,
+ * the writes stalled 100-200 ms every 15 MB or so and waited a fifth of
+ * the spill's time: 3 ns per byte, where the device takes 20, and auto kept
+ * storing raw at 1.1-1.3x lz4's time.  So the writes are also seen as
+ * spans from one stall (a write of COMPSPILL_AUTO_STALL_NS, 20 ms, or more)
+ * to the next: a span starts and ends with the dirty pages at the limit,
+ * so its bytes are what the device wrote in its wall time, and the span's
+ * wall time per byte is the device's pace.  A span counts when it holds 4
+ * MB or more and its writes waited a quarter of it (on the throttled
+ * device, 30-60%).  The wall time between writes, per
+ * byte, is the spill's own pace (its work, the codec's included).  With
+ * both known, a spill goes at the slower of its work and the device, the
+ * two overlapping:
+ *
+ *		T_c = max(B + C_c + P / R_c, V / R_c) + k * (D_c + Rd / R_c)
+ *
+ * with V the device's ns per byte, P the cheapest write (the page cache's
+ * copy) and B the spill's work per raw byte outside the codec and the
+ * writes (its measured pace, per raw byte, less the choice's compression).
+ * Compression pays where the device is the slower, and only as far as it
+ * brings the bytes under the device's pace: lz4 at 50 MB/s, raw at 250
+ * (the spill's work is slower than the device there).  A stray stall (the
+ * backend descheduled in a write) would make a span the spill's own pace,
+ * which then looks like a device the current choice just keeps up with;
+ * such spans wait little, and the share they must wait keeps them out.
+ * Spills that never stall (the page cache, a device that keeps up) keep
+ * the linear model above.
+ *
  * Reads.  In a sort every run is written before any is read, so the reads
  * of the final merge come too late to weigh anything; they count for the
  * writes that follow them (an intermediate merge pass, a store written
@@ -170,7 +203,17 @@
 #define COMPSPILL_AUTO_CPU_HORIZON			(1.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_IO_HORIZON			(1.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_WRITE_HORIZON		(32.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_PACE_HORIZON		(8.0 * 1024 * 1024)
 #define COMPSPILL_AUTO_MAX_WEIGHT			0.5
+
+/*
+ * A write that waits this long has met the dirty limit; the device is
+ * measured over at least this many bytes from one such stall to the next,
+ * when the writes waited this share of the time in between
+ */
+#define COMPSPILL_AUTO_STALL_NS				20e6
+#define COMPSPILL_AUTO_MIN_SPAN				(4.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_SPAN_WAIT_SHARE		0.15
 
 /* the least stored fraction believed: a ratio of at most a million */
 #define COMPSPILL_AUTO_MIN_STORED_FRACTION	1e-6
@@ -204,16 +247,30 @@ static CompSpillCodec compspill_auto_hand_out(CompSpillAutoCodec *ac,
 											  bool probe);
 
 /*
- * Return the model's time per raw byte for a codec with the given costs.
+ * Return the model's time per raw byte for a codec with the given costs;
+ * with pace (not NULL), writes go at a device's pace behind the page cache,
+ * overlapped with the spill's work (see the file header).
  */
 double
 CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 					   double write_ns_per_byte, double read_ns_per_byte,
-					   double reads_per_write)
+					   double reads_per_write, const CompSpillDevicePace *pace)
 {
-	return cost->compress_ns_per_byte +
-		reads_per_write * cost->decompress_ns_per_byte +
-		(write_ns_per_byte + reads_per_write * read_ns_per_byte) / cost->ratio;
+	double		reading = reads_per_write *
+		(cost->decompress_ns_per_byte + read_ns_per_byte / cost->ratio);
+
+	if (pace != NULL)
+	{
+		double		work = cost->compress_ns_per_byte +
+			pace->copy_ns_per_byte / cost->ratio;
+		double		device = pace->device_ns_per_byte / cost->ratio;
+
+		/* the base is every codec's: only what exceeds it is counted */
+		return Max(pace->base_ns_per_byte + work, device) -
+			pace->base_ns_per_byte + reading;
+	}
+	return cost->compress_ns_per_byte + write_ns_per_byte / cost->ratio +
+		reading;
 }
 
 /* Say whether a cost can be weighed: known, with sane figures */
@@ -235,7 +292,7 @@ compspill_auto_usable(const CompSpillCodecCost *cost)
 CompSpillCodec
 CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 					double write_ns_per_byte, double read_ns_per_byte,
-					double reads_per_write)
+					double reads_per_write, const CompSpillDevicePace *pace)
 {
 	double		t[COMPSPILL_NUM_STORED_CODECS];
 	double		best_t = INFINITY;
@@ -248,7 +305,8 @@ CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 		if (!compspill_auto_usable(&cost[c]))
 			continue;
 		t[c] = CompSpillAutoModelTime(&cost[c], write_ns_per_byte,
-									  read_ns_per_byte, reads_per_write);
+									  read_ns_per_byte, reads_per_write,
+									  pace);
 		if (isnan(t[c]))
 			t[c] = INFINITY;
 		if (t[c] < best_t)
@@ -286,7 +344,8 @@ CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 CompSpillCodec
 CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 						double write_ns_per_byte, double read_ns_per_byte,
-						double reads_per_write, double room_fraction)
+						double reads_per_write,
+						const CompSpillDevicePace *pace, double room_fraction)
 {
 	CompSpillCodecCost fit[COMPSPILL_NUM_STORED_CODECS];
 	bool		any = false;
@@ -296,7 +355,7 @@ CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODEC
 
 	if (!(room_fraction < INFINITY))
 		return CompSpillAutoDecide(cost, write_ns_per_byte, read_ns_per_byte,
-								   reads_per_write);
+								   reads_per_write, pace);
 
 	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
 	{
@@ -326,7 +385,7 @@ CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODEC
 	if (!any)
 		return least;
 	return CompSpillAutoDecide(fit, write_ns_per_byte, read_ns_per_byte,
-							   reads_per_write);
+							   reads_per_write, pace);
 }
 
 /*
@@ -460,6 +519,8 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 
 	compspill_auto_estimate_init(&ac->write);
 	compspill_auto_estimate_init(&ac->read);
+	compspill_auto_estimate_init(&ac->produce);
+	compspill_auto_estimate_init(&ac->device);
 	compspill_auto_estimate_init(&ac->columns);
 
 	for (int c = 0; c < COMPSPILL_NUM_STORED_CODECS; c++)
@@ -569,6 +630,8 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 	CompSpillCodec best;
 	CompSpillCodec probe = COMPSPILL_CODEC_NONE;
 	int64		most_overdue = 0;
+	CompSpillDevicePace pace_buf;
+	const CompSpillDevicePace *pace = NULL;
 
 	CompSpillAutoCurrentCosts(ac, cost, &w, &r);
 
@@ -581,7 +644,9 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 	}
 
 	/* revise the choice, if another codec is clearly better */
-	best = CompSpillAutoDecideRoom(cost, w, r, k, ac->room_fraction);
+	if (CompSpillAutoCurrentPace(ac, &pace_buf))
+		pace = &pace_buf;
+	best = CompSpillAutoDecideRoom(cost, w, r, k, pace, ac->room_fraction);
 	if (best != ac->choice)
 	{
 		bool		change = true;
@@ -591,9 +656,10 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 
 		if (fits && compspill_auto_usable(&cost[ac->choice]))
 		{
-			double		t_best = CompSpillAutoModelTime(&cost[best], w, r, k);
+			double		t_best = CompSpillAutoModelTime(&cost[best], w, r, k,
+														 pace);
 			double		t_cur = CompSpillAutoModelTime(&cost[ac->choice],
-													   w, r, k);
+													   w, r, k, pace);
 
 			change = t_best < t_cur * (1.0 - COMPSPILL_AUTO_HYSTERESIS);
 		}
@@ -608,7 +674,7 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 	/* probe another codec now and then, within the probe budget */
 	if ((ac->nprobes + 1) * 100 <= (ac->nblocks + 1) * COMPSPILL_AUTO_MAX_PROBE_PCT)
 	{
-		t_choice = CompSpillAutoModelTime(&cost[ac->choice], w, r, k);
+		t_choice = CompSpillAutoModelTime(&cost[ac->choice], w, r, k, pace);
 
 		for (int c = COMPSPILL_CODEC_LZ4; c <= COMPSPILL_CODEC_ZSTD; c++)
 		{
@@ -618,7 +684,7 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 			if (c == (int) ac->choice)
 				continue;
 			if (compspill_auto_usable(&cost[c]))
-				interval = compspill_auto_probe_interval(CompSpillAutoModelTime(&cost[c], w, r, k),
+				interval = compspill_auto_probe_interval(CompSpillAutoModelTime(&cost[c], w, r, k, pace),
 														 t_choice);
 			else
 				interval = COMPSPILL_AUTO_PROBE_NEAR;
@@ -665,23 +731,103 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 }
 
 /*
- * Record one physical write of bytes to the spill file taking seconds.
+ * Record one physical write of bytes to the spill file taking seconds;
+ * elapsed is the wall time since the end of the write before it, this one
+ * included (0 when unknown).  Return true if it was a buffered write that
+ * stalled on the device (see the file header).
  */
-void
-CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds)
+bool
+CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
+						 double elapsed)
 {
 	double		sample;
+	double		wait_ns = compspill_auto_ns(seconds);
+	double		wall_ns = compspill_auto_ns(elapsed);
 
 	if (bytes == 0)
-		return;
+		return false;
 	ac->written_bytes += (double) bytes;
 	sample = compspill_auto_estimate_add(&ac->write, (double) bytes,
-										 compspill_auto_ns(seconds),
-										 ac->written_bytes,
+										 wait_ns, ac->written_bytes,
 										 COMPSPILL_AUTO_WRITE_HORIZON,
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;
+
+	if (ac->direct || !(wall_ns > 0.0))
+		return false;
+	wall_ns = Max(wall_ns, wait_ns);
+
+	/* the spill's own pace: wall time outside the writes, per file byte */
+	compspill_auto_estimate_add(&ac->produce, (double) bytes,
+								wall_ns - wait_ns, ac->written_bytes,
+								COMPSPILL_AUTO_PACE_HORIZON,
+								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+
+	/* the device's: the bytes written from one stall to the next */
+	ac->span_bytes += (double) bytes;
+	ac->span_ns += wall_ns;
+	ac->span_wait_ns += wait_ns;
+	if (wait_ns >= COMPSPILL_AUTO_STALL_NS)
+	{
+		if (ac->stalled && ac->span_bytes >= COMPSPILL_AUTO_MIN_SPAN &&
+			ac->span_wait_ns >= ac->span_ns * COMPSPILL_AUTO_SPAN_WAIT_SHARE)
+		{
+			ac->device_bytes += ac->span_bytes;
+			compspill_auto_estimate_add(&ac->device, ac->span_bytes,
+										ac->span_ns, ac->device_bytes,
+										COMPSPILL_AUTO_PACE_HORIZON, 0.0);
+		}
+		ac->stalled = true;
+		ac->span_bytes = 0.0;
+		ac->span_ns = 0.0;
+		ac->span_wait_ns = 0.0;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Record that the device under the spill file wrote bytes in the given
+ * seconds while it was holding the spill back (the caller reads the
+ * kernel's statistics for it after a stall): its pace, seen directly.
+ */
+void
+CompSpillAutoRecordDevice(CompSpillAutoCodec *ac, double bytes,
+						  double seconds)
+{
+	if (!(bytes > 0.0) || !(seconds > 0.0))
+		return;
+	ac->device_bytes += bytes;
+	compspill_auto_estimate_add(&ac->device, bytes, compspill_auto_ns(seconds),
+								ac->device_bytes,
+								COMPSPILL_AUTO_PACE_HORIZON, 0.0);
+}
+
+/*
+ * Fill in *pace, and return true, when buffered writes have been held back
+ * by the device (see the file header); false otherwise.
+ */
+bool
+CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
+						 CompSpillDevicePace *pace)
+{
+	const CompSpillAutoCodecState *cs = &ac->codec[ac->choice];
+	double		base;
+
+	if (ac->direct || !ac->device.known || !ac->produce.known ||
+		!cs->compress.known || !cs->stored.known)
+		return false;
+
+	/*
+	 * The wall time between writes, per raw byte, is the spill's own work
+	 * and the choice's compression: take the latter away.
+	 */
+	base = ac->produce.value * cs->stored.value - cs->compress.value;
+	pace->device_ns_per_byte = ac->device.value;
+	pace->base_ns_per_byte = Max(base, 0.0);
+	pace->copy_ns_per_byte = Max(ac->write_floor, 0.0);
+	return true;
 }
 
 /*
@@ -760,7 +906,8 @@ CompSpillAutoRecordColumns(CompSpillAutoCodec *ac, Size row_bytes,
  * share of bytes column frames save, costs less than that, or when I/O has
  * not been measured yet (a sort's first run, which the temp files' page
  * cache nearly always takes: its writes are timed and decide the next
- * runs); never when room is short.  While the choice compresses, what the
+ * runs); never when room is short or a device holds the writes back.
+ * While the choice compresses, what the
  * codec makes of either kind decides the bytes, not the encodings alone,
  * and the assumed saving holds.  The codec of each frame is chosen as
  * ever.  Rows of long strings that the encodings hardly shrink (URLs:
@@ -777,8 +924,9 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	double		write_ns;
 	double		read_ns;
 	double		saved = COMPSPILL_AUTO_COLUMN_SHRINK;
+	CompSpillDevicePace pace;
 
-	if (CompSpillAutoRoomShort(ac))
+	if (CompSpillAutoRoomShort(ac) || CompSpillAutoCurrentPace(ac, &pace))
 		return false;
 	if (!ac->write.known)
 		return true;

@@ -32,6 +32,20 @@ typedef struct CompSpillCodecCost
 } CompSpillCodecCost;
 
 /*
+ * A device that holds a buffered spill back: once the dirty pages reach
+ * the kernel's limit, writes wait for it, and the spill goes at the slower
+ * of its own work and the device (CompSpillAutoModelTime)
+ */
+typedef struct CompSpillDevicePace
+{
+	double		device_ns_per_byte; /* wall ns per file byte, stall to stall */
+	double		base_ns_per_byte;	/* the spill's own work per raw byte,
+									 * outside the codec and the writes */
+	double		copy_ns_per_byte;	/* a write's own cost per file byte
+									 * (the page cache's copy) */
+} CompSpillDevicePace;
+
+/*
  * The online state of compspill.codec = auto for one operation: opaque,
  * CompSpillAutoSize bytes its owner allocates and CompSpillAutoInit sets
  * up (its fields are codec/autocodec_private.h's)
@@ -41,15 +55,18 @@ typedef struct CompSpillAutoCodec CompSpillAutoCodec;
 extern double CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 									 double write_ns_per_byte,
 									 double read_ns_per_byte,
-									 double reads_per_write);
+									 double reads_per_write,
+									 const CompSpillDevicePace *pace);
 extern CompSpillCodec CompSpillAutoDecide(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 										  double write_ns_per_byte,
 										  double read_ns_per_byte,
-										  double reads_per_write);
+										  double reads_per_write,
+										  const CompSpillDevicePace *pace);
 extern CompSpillCodec CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 											  double write_ns_per_byte,
 											  double read_ns_per_byte,
 											  double reads_per_write,
+											  const CompSpillDevicePace *pace,
 											  double room_fraction);
 extern Size CompSpillAutoSize(void);
 extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
@@ -57,8 +74,10 @@ extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,
 										Size storedlen, double seconds);
-extern void CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
-									 double seconds);
+extern bool CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
+									 double seconds, double elapsed);
+extern void CompSpillAutoRecordDevice(CompSpillAutoCodec *ac, double bytes,
+									  double seconds);
 extern void CompSpillAutoSetRoom(CompSpillAutoCodec *ac, double room_fraction);
 extern bool CompSpillAutoRoomShort(const CompSpillAutoCodec *ac);
 extern bool CompSpillAutoStoresRaw(const CompSpillAutoCodec *ac);
@@ -72,6 +91,8 @@ extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 									  CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS],
 									  double *write_ns_per_byte,
 									  double *read_ns_per_byte);
+extern bool CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
+									 CompSpillDevicePace *pace);
 extern void CompSpillAutoRecordColumns(CompSpillAutoCodec *ac,
 									   Size row_bytes, Size encoded);
 extern bool CompSpillAutoRowFrames(const CompSpillAutoCodec *ac);

@@ -78,6 +78,14 @@ struct CompSpillAutoCodec
 								 * rest of the spill may take for lack of
 								 * room, or INFINITY: no limit */
 	CompSpillAutoEstimate read; /* ns per file byte read */
+	/* the device, when it holds buffered writes back (autocodec.c) */
+	CompSpillAutoEstimate produce;	/* wall ns between writes per file byte */
+	bool		stalled;		/* a write has stalled */
+	double		span_bytes;		/* file bytes written since that stall */
+	double		span_ns;		/* wall ns since then */
+	double		span_wait_ns;	/* of which the writes waited */
+	double		device_bytes;	/* file bytes of the spans measured */
+	CompSpillAutoEstimate device;	/* wall ns per file byte, stall to stall */
 	double		column_bytes;	/* row bytes through RecordColumns */
 	CompSpillAutoEstimate columns;	/* bytes of column frames (before
 									 * compression) per byte of the rows

@@ -183,6 +183,52 @@ compspill_io_since(int64 bytes, instr_time time, const int64 *bytes_seen,
 	return true;
 }
 
+/* Return the seconds from one clock reading to a later one */
+static double
+compspill_seconds_between(instr_time from, instr_time to)
+{
+	INSTR_TIME_SUBTRACT(to, from);
+	return INSTR_TIME_GET_DOUBLE(to);
+}
+
+/*
+ * After a write stalled on the device, read how much the device writes in
+ * the next COMPSPILL_DEVICE_WATCH_SECS, the dirty pages keeping it busy:
+ * its pace, for codec = auto (where the kernel's block statistics can be
+ * read; the writes' own spans measure it otherwise).
+ */
+#define COMPSPILL_DEVICE_WATCH_SECS		0.05
+
+static void
+compspill_watch_device(CompSpillSpiller *sp, bool stalled, instr_time now)
+{
+	if (sp->dev_mark < 0 && stalled)
+	{
+		int64		written = CompSpillFileDeviceWritten(sp->file);
+
+		if (written >= 0)
+		{
+			sp->dev_mark = written;
+			sp->dev_mark_time = now;
+		}
+	}
+	else if (sp->dev_mark >= 0)
+	{
+		double		secs = compspill_seconds_between(sp->dev_mark_time, now);
+
+		if (secs >= COMPSPILL_DEVICE_WATCH_SECS)
+		{
+			int64		written = CompSpillFileDeviceWritten(sp->file);
+
+			if (written > sp->dev_mark)
+				CompSpillAutoRecordDevice(sp->ac,
+										  (double) (written - sp->dev_mark),
+										  secs);
+			sp->dev_mark = -1;
+		}
+	}
+}
+
 /*
  * With codec = auto, pass the file I/O done since the last call to the
  * codec chooser, as totals: a write or a read covers many frames.  Called
@@ -200,10 +246,21 @@ compspill_feed_io(CompSpillSpiller *sp)
 	if (compspill_io_since(st->bytes_written, st->write_time,
 						   &sp->ac_written, &sp->ac_write_time, &secs))
 	{
-		CompSpillAutoRecordWrite(sp->ac, st->bytes_written - sp->ac_written,
-								 secs);
+		instr_time	now;
+		double		elapsed = 0.0;
+		bool		stalled;
+
+		/* the wall time since the last write, for the device's pace */
+		INSTR_TIME_SET_CURRENT(now);
+		if (!INSTR_TIME_IS_ZERO(sp->ac_write_wall))
+			elapsed = compspill_seconds_between(sp->ac_write_wall, now);
+		stalled = CompSpillAutoRecordWrite(sp->ac,
+										   st->bytes_written - sp->ac_written,
+										   secs, elapsed);
 		sp->ac_written = st->bytes_written;
 		sp->ac_write_time = st->write_time;
+		sp->ac_write_wall = now;
+		compspill_watch_device(sp, stalled, now);
 	}
 	if (compspill_io_since(st->bytes_read, st->read_time,
 						   &sp->ac_read, &sp->ac_read_time, &secs))

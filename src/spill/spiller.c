@@ -85,6 +85,7 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 										 block_size);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
 		CompSpillAutoInit(sp->ac, set->level);
+	sp->dev_mark = -1;
 	stats->queryid = set->queryid;
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;

@@ -61,6 +61,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#ifdef __linux__
+#include <sys/sysmacros.h>
+#endif
 #include <unistd.h>
 
 #include "commands/tablespace.h"
@@ -116,6 +119,11 @@ struct CompSpillFile
 								 * offset are on disk and counted: a
 								 * partial page flushed and written again
 								 * is counted once */
+
+	/* the block device's statistics (CompSpillFileDeviceWritten) */
+	int8		device_stat;	/* 0 not looked for, 1 found, -1 none */
+	char		device_path[64];	/* /sys/dev/block/MAJ:MIN/stat */
+
 #ifdef USE_ASSERT_CHECKING
 	Size		reserved;		/* length of the open reservation */
 #endif
@@ -408,6 +416,67 @@ CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
 	}
 
 	return Max(room, 0);
+}
+
+/*
+ * Return the bytes the block device under the file has written since it
+ * started, from the kernel's statistics (Linux: the sectors written, in
+ * 512-byte units, of /sys/dev/block/MAJ:MIN/stat, for the device of the
+ * file system the file is on), or -1 where there are none (another system;
+ * a file system with no block device of its own: tmpfs, overlay, NFS).
+ * Every process's writes to the device count: codec = auto reads it only
+ * while the device is holding the spill back, to see its pace.  The
+ * statistics file is read with plain open/read/close: nothing in between
+ * can raise an error.
+ */
+int64
+CompSpillFileDeviceWritten(CompSpillFile *file)
+{
+#ifdef __linux__
+	char		text[256];
+	unsigned long long sectors;
+	int			fd;
+	ssize_t		len;
+
+	if (file->device_stat == 0)
+	{
+		struct stat st;
+
+		file->device_stat = -1;
+		if (fstat(FileGetRawDesc(file->vfd), &st) == 0 &&
+			major(st.st_dev) != 0)
+		{
+			snprintf(file->device_path, sizeof(file->device_path),
+					 "/sys/dev/block/%u:%u/stat",
+					 major(st.st_dev), minor(st.st_dev));
+			file->device_stat = 1;
+		}
+	}
+	if (file->device_stat < 0)
+		return -1;
+
+	fd = open(file->device_path, O_RDONLY | PG_BINARY, 0);
+	if (fd < 0)
+	{
+		file->device_stat = -1;
+		return -1;
+	}
+	len = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	text[len] = '\0';
+
+	/* reads: I/Os, merges, sectors, ticks; writes: I/Os, merges, sectors */
+	if (sscanf(text, "%*u %*u %*u %*u %*u %*u %llu", &sectors) != 1)
+	{
+		file->device_stat = -1;
+		return -1;
+	}
+	return (int64) Min(sectors, (unsigned long long) (PG_INT64_MAX / 512)) * 512;
+#else
+	return -1;
+#endif
 }
 
 /*

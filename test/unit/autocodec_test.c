@@ -143,7 +143,7 @@ static void
 check_decide(const char *test, const CompSpillCodecCost cost[3], double w,
 			 double r, double k, CompSpillCodec expect)
 {
-	CompSpillCodec got = CompSpillAutoDecide(cost, w, r, k);
+	CompSpillCodec got = CompSpillAutoDecide(cost, w, r, k, NULL);
 	CompSpillCodec pick = model_pick(cost, w, r, k);
 	bool		times_ok = true;
 	double		t[3];
@@ -151,7 +151,7 @@ check_decide(const char *test, const CompSpillCodecCost cost[3], double w,
 	for (int c = 0; c < 3; c++)
 	{
 		t[c] = model(&cost[c], w, r, k);
-		if (fabs(CompSpillAutoModelTime(&cost[c], w, r, k) - t[c]) >
+		if (fabs(CompSpillAutoModelTime(&cost[c], w, r, k, NULL) - t[c]) >
 			1e-12 * Max(1.0, t[c]))
 			times_ok = false;
 	}
@@ -217,28 +217,28 @@ test_decide(void)
 	memset(cost, 0, sizeof(cost));
 	cost[NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
 	cost[LZ4] = (CompSpillCodecCost) {1.0, 0.0, 2.0, true};
-	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == NONE, "tie",
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0, NULL) == NONE, "tie",
 		  "lz4 and none both 2 ns/B: none");
 	cost[NONE].known = false;
 	cost[ZSTD] = (CompSpillCodecCost) {0.5, 0.25, 4.0, true};	/* T = 1.25 */
 	cost[LZ4] = (CompSpillCodecCost) {0.75, 0.0, 4.0, true};	/* T = 1.25 */
-	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == LZ4, "tie",
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0, NULL) == LZ4, "tie",
 		  "lz4 and zstd both 1.25 ns/B with 0.75 ns/B of CPU: lz4, the lower codec");
 	cost[ZSTD] = (CompSpillCodecCost) {0.2, 0.2, 4.0, true};	/* T = 0.9 */
 	cost[LZ4] = (CompSpillCodecCost) {0.5, 0.0, 5.0, true};	/* T = 0.9 */
-	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0) == ZSTD, "tie",
+	check(CompSpillAutoDecide(cost, 1.0, 1.0, 1.0, NULL) == ZSTD, "tie",
 		  "lz4 and zstd both 0.9 ns/B, zstd CPU 0.4 < lz4 0.5: zstd");
 
 	/* unknown or absurd costs are not candidates */
 	realistic(cost, 3.0, 4.0);
 	cost[ZSTD].known = false;
-	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == LZ4, "unknown",
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0, NULL) == LZ4, "unknown",
 		  "zstd unknown at 20 ns/B: lz4");
 	cost[LZ4].ratio = NAN;
-	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == NONE, "unknown",
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0, NULL) == NONE, "unknown",
 		  "lz4 ratio NaN: none");
 	memset(cost, 0, sizeof(cost));
-	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0) == NONE, "unknown",
+	check(CompSpillAutoDecide(cost, 20.0, 20.0, 1.0, NULL) == NONE, "unknown",
 		  "nothing known: none");
 }
 
@@ -317,7 +317,7 @@ sim_run(Sim *sim, CompSpillAutoCodec *ac, int nblocks)
 		{
 			CompSpillAutoRecordWrite(ac, sim->write_size,
 									 sim->write_size * sim->write_ns * 1e-9 *
-									 noise(sim));
+									 noise(sim), 0.0);
 			/* the merge reads each written byte back once */
 			if (sim->read_ns > 0.0)
 				CompSpillAutoRecordRead(ac, sim->write_size,
@@ -504,7 +504,7 @@ test_measurements(void)
 		  cost[ZSTD].decompress_ns_per_byte);
 
 	/* one coalesced write gives the per-byte cost from its totals */
-	CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 20e-9);
+	CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 20e-9, 0.0);
 	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
 	check(fabs(w - 20.0) < 1e-9 && fabs(r - 20.0) < 1e-9, "write totals",
 		  "1 MB in 20.97 ms: write %.3f, read (assumed) %.3f ns/B", w, r);
@@ -520,19 +520,19 @@ test_measurements(void)
 	 */
 	CompSpillAutoInit(&ac, 1);
 	for (int i = 0; i < 9; i++)
-		CompSpillAutoRecordWrite(&ac, 4096, 0.0);
+		CompSpillAutoRecordWrite(&ac, 4096, 0.0, 0.0);
 	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
 	check(!ac.write.known && w == 2.5, "timer resolution",
 		  "zero-time writes not folded alone");
-	CompSpillAutoRecordWrite(&ac, 4096, 1e-4);
+	CompSpillAutoRecordWrite(&ac, 4096, 1e-4, 0.0);
 	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
 	check(fabs(w - 1e5 / 40960) < 1e-9, "timer resolution",
 		  "summed: %.4f ns/B, expected %.4f", w, 1e5 / 40960);
 
 	/* negative, NaN and infinite durations never make negative costs */
 	CompSpillAutoInit(&ac, 1);
-	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, -1.0);
-	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, NAN);
+	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, -1.0, 0.0);
+	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, NAN, 0.0);
 	CompSpillAutoRecordCompress(&ac, LZ4, 8 * 1024 * 1024, 1024, -5.0);
 	CompSpillAutoRecordCompress(&ac, ZSTD, 65536, 0, 1e-3);
 	CompSpillAutoRecordCompress(&ac, COMPSPILL_CODEC_AUTO, 65536, 10, 1.0);
@@ -669,6 +669,11 @@ typedef struct WbSim
 	double		device_done;	/* time the device finishes what it has */
 	double		handed;			/* file bytes handed to the device */
 	double		throttled;		/* ns write() blocked on the dirty limit */
+	double		last_write;		/* when the last write returned */
+	bool		device_stats;	/* the device's statistics can be read */
+	double		watch_from;		/* device bytes when a stall was seen, or
+								 * -1 */
+	double		watch_time;		/* and when */
 } WbSim;
 
 static void
@@ -679,6 +684,8 @@ wbsim_init(WbSim *ws, double device_ns)
 	ws->copy_ns = 0.3;
 	ws->device_ns = device_ns;
 	ws->dirty_limit = 32.0 * 1024 * 1024;
+	ws->device_stats = true;
+	ws->watch_from = -1.0;
 }
 
 /*
@@ -691,6 +698,8 @@ wbsim_write(WbSim *ws, CompSpillAutoCodec *ac, double bytes)
 {
 	double		start = ws->now;
 	double		dirty;
+	double		device_written;
+	bool		stalled;
 
 	ws->now += bytes * ws->copy_ns;
 	ws->written += bytes;
@@ -707,22 +716,42 @@ wbsim_write(WbSim *ws, CompSpillAutoCodec *ac, double bytes)
 		ws->throttled += wait;
 		ws->now += wait;
 	}
-	CompSpillAutoRecordWrite(ac, (Size) bytes, (ws->now - start) * 1e-9);
+	stalled = CompSpillAutoRecordWrite(ac, (Size) bytes,
+									   (ws->now - start) * 1e-9,
+									   (ws->now - ws->last_write) * 1e-9);
+	ws->last_write = ws->now;
+
+	/* what the device has written by now, watched after a stall */
+	device_written = ws->handed -
+		Max(ws->device_done - ws->now, 0.0) / ws->device_ns;
+	if (ws->watch_from < 0.0 && stalled && ws->device_stats)
+	{
+		ws->watch_from = device_written;
+		ws->watch_time = ws->now;
+	}
+	else if (ws->watch_from >= 0.0 && ws->now - ws->watch_time >= 50e6)
+	{
+		CompSpillAutoRecordDevice(ac, device_written - ws->watch_from,
+								  (ws->now - ws->watch_time) * 1e-9);
+		ws->watch_from = -1.0;
+	}
 }
 
 /*
  * Spill raw bytes in 64 kB blocks through ac with sim's codec costs;
- * count blocks per codec into used[].  raw_only: every block stored raw.
+ * count blocks per codec into used[].  fixed: every block stored with that
+ * codec; -1: as auto chooses.
  */
 static void
 wbsim_run(WbSim *ws, Sim *sim, CompSpillAutoCodec *ac, double raw,
-		  bool raw_only, int64 used[3])
+		  int fixed, int64 used[3])
 {
 	double		done = 0.0;
 
 	while (done < raw)
 	{
-		CompSpillCodec c = raw_only ? NONE : CompSpillAutoNext(ac);
+		CompSpillCodec c = fixed >= 0 ? (CompSpillCodec) fixed :
+			CompSpillAutoNext(ac);
 		Size		stored = (Size) (sim->block / sim->ratio[c]);
 		double		cns = sim->block * sim->compress_ns[c];
 
@@ -781,8 +810,8 @@ test_writes(void)
 		CompSpillAutoInit(&ac, 1);
 
 		/* the first 40 MB of raw rows: the dirty cap and a few MB */
-		wbsim_run(&ws, &sim, &ac, 40 * MB, false, first);
-		wbsim_run(&ws, &sim, &ac, 200 * MB, false, rest);
+		wbsim_run(&ws, &sim, &ac, 40 * MB, -1, first);
+		wbsim_run(&ws, &sim, &ac, 200 * MB, -1, rest);
 		share_rest = (double) (rest[LZ4] + rest[ZSTD]) /
 			(rest[NONE] + rest[LZ4] + rest[ZSTD]);
 
@@ -790,7 +819,7 @@ test_writes(void)
 		sim_init(&sim, 0.0);
 		wbsim_init(&raw_ws, cases[i].device_ns);
 		CompSpillAutoInit(&raw_ac, 1);
-		wbsim_run(&raw_ws, &sim, &raw_ac, 240 * MB, true, ignored);
+		wbsim_run(&raw_ws, &sim, &raw_ac, 240 * MB, NONE, ignored);
 
 		if (verbose)
 			printf("     %s: compressed %lld%% of the blocks after the first "
@@ -816,6 +845,101 @@ test_writes(void)
 }
 
 /*
+ * A spill whose own work nearly keeps up with the device (lineitem's column
+ * frames stored raw on the throttled 50 MB/s device: 15 ns of work per
+ * byte, the device 20): its writes wait only a fifth of its time, a few ns
+ * per byte, and the linear model stored raw; from stall to stall they go at
+ * the device's pace, and with it lz4 is chosen, within 5% of lz4's time
+ * throughout.  The same spill on a device that keeps up (250 MB/s) stays
+ * raw, and so does a page cache whose writes now and then stall (a
+ * descheduled backend): a stall there measures the spill's own pace.
+ */
+static void
+test_device_pace(void)
+{
+	static const struct
+	{
+		const char *name;
+		double		device_ns;
+		double		stall_every_mb; /* 0: no stray stalls */
+		bool		device_stats;	/* the kernel's statistics read */
+		bool		compress;
+		double		slack;		/* of the best of raw and lz4's times */
+	}			cases[] = {
+		{"pace 50 MB/s, work nearly as slow", 20.0, 0.0, true, true, 1.05},
+		{"pace 50 MB/s, stall to stall", 20.0, 0.0, false, true, 1.15},
+		{"pace 250 MB/s", 4.0, 0.0, true, false, 1.05},
+		{"pace page cache, stray stalls", 0.5, 6.0, true, false, 1.05},
+	};
+	const double MB = 1024.0 * 1024.0;
+
+	for (int i = 0; i < (int) lengthof(cases); i++)
+	{
+		double		t[3];
+		int64		used[3] = {0, 0, 0};
+		int64		ignored[3] = {0, 0, 0};
+		double		share;
+		CompSpillDevicePace pace = {0};
+		bool		paced = false;
+		char		test[128];
+
+		/* auto, then every block stored raw, then every block with lz4 */
+		for (int run = 0; run < 3; run++)
+		{
+			WbSim		ws;
+			Sim			sim;
+			CompSpillAutoCodec ac;
+			double		next_stall = cases[i].stall_every_mb * MB;
+
+			sim_init(&sim, 0.0);
+			sim.compress_ns[LZ4] = 1.5;
+			sim.ratio[LZ4] = 1.7;
+			sim.compress_ns[ZSTD] = 5.0;
+			sim.ratio[ZSTD] = 2.0;
+			wbsim_init(&ws, cases[i].device_ns);
+			ws.base_ns = 12.0;
+			ws.device_stats = cases[i].device_stats;
+			CompSpillAutoInit(&ac, 1);
+			for (double raw = 0.0; raw < 320 * MB; raw += 4 * MB)
+			{
+				wbsim_run(&ws, &sim, &ac, 4 * MB,
+						  run == 0 ? -1 : run == 1 ? NONE : LZ4,
+						  run == 0 ? used : ignored);
+				if (next_stall > 0.0 && ws.written >= next_stall)
+				{
+					/* the backend descheduled for 15 ms in a write */
+					ws.now += 15e6;
+					CompSpillAutoRecordWrite(&ac, 4096, 15e-3, 15e-3);
+					next_stall += cases[i].stall_every_mb * MB;
+				}
+			}
+			t[run] = ws.now;
+			if (run == 0)
+			{
+				paced = CompSpillAutoCurrentPace(&ac, &pace);
+			}
+		}
+		share = (double) (used[LZ4] + used[ZSTD]) /
+			(used[NONE] + used[LZ4] + used[ZSTD]);
+
+		snprintf(test, sizeof(test), "device %s", cases[i].name);
+		if (verbose)
+			printf("     %s: compressed %.0f%% (none %lld, lz4 %lld, zstd "
+				   "%lld); %.0f ms, raw %.0f ms, lz4 %.0f ms; pace %s "
+				   "(device %.1f, base %.1f ns/B)\n", test, 100 * share,
+				   (long long) used[NONE], (long long) used[LZ4],
+				   (long long) used[ZSTD], t[0] / 1e6, t[1] / 1e6,
+				   t[2] / 1e6, paced ? "known" : "unknown",
+				   paced ? pace.device_ns_per_byte : 0.0,
+				   paced ? pace.base_ns_per_byte : 0.0);
+		check((cases[i].compress ? share >= 0.5 : share <= 0.1) &&
+			  t[0] <= cases[i].slack * Min(t[1], t[2]), test,
+			  "%.0f%% compressed, %.0f ms, raw %.0f, lz4 %.0f",
+			  100 * share, t[0] / 1e6, t[1] / 1e6, t[2] / 1e6);
+	}
+}
+
+/*
  * Reads not timed yet: buffered, they cost the cheapest write measured
  * (the page cache); under direct I/O, what writes cost.
  */
@@ -828,9 +952,9 @@ test_read_prior(void)
 	double		r;
 
 	CompSpillAutoInit(&ac, 1);
-	CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 0.3e-9);
+	CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 0.3e-9, 0.0);
 	for (int i = 0; i < 100; i++)
-		CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 20e-9);
+		CompSpillAutoRecordWrite(&ac, 1024 * 1024, 1024 * 1024 * 20e-9, 0.0);
 	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
 	check(w > 15.0 && fabs(r - 0.3) < 1e-6, "read prior buffered",
 		  "write %.2f ns/B, read %.2f ns/B", w, r);
@@ -863,7 +987,7 @@ test_frame_kind(void)
 
 	/* a write and read of 2.4 ns per byte: columns, at the assumed saving */
 	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
-							 64 * 1024 * 1024 * 1.2e-9);
+							 64 * 1024 * 1024 * 1.2e-9, 0.0);
 	check(ac.choice == NONE && !CompSpillAutoRowFrames(&ac),
 		  "kind, 2.4 ns/B, assumed saving", "column frames");
 
@@ -876,7 +1000,7 @@ test_frame_kind(void)
 	/* lineitem's rows, which column frames shrink to a third: columns */
 	CompSpillAutoInit(&ac, 1);
 	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
-							 64 * 1024 * 1024 * 1.2e-9);
+							 64 * 1024 * 1024 * 1.2e-9, 0.0);
 	CompSpillAutoRecordColumns(&ac, 64 * 1024 * 1024, 21 * 1024 * 1024);
 	check(!CompSpillAutoRowFrames(&ac), "kind, 2.4 ns/B, columns 0.33",
 		  "column frames (columns %.2f)", ac.columns.value);
@@ -884,7 +1008,7 @@ test_frame_kind(void)
 	/* cheap I/O: rows whatever the columns save */
 	CompSpillAutoInit(&ac, 1);
 	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,
-							 64 * 1024 * 1024 * 0.3e-9);
+							 64 * 1024 * 1024 * 0.3e-9, 0.0);
 	CompSpillAutoRecordColumns(&ac, 64 * 1024 * 1024, 16 * 1024 * 1024);
 	check(CompSpillAutoRowFrames(&ac), "kind, 0.6 ns/B", "row frames");
 
@@ -908,34 +1032,34 @@ test_room(void)
 
 	/* lz4 stores 1/3, zstd 1/4; in the page cache none is fastest */
 	realistic(cost, 3.0, 4.0);
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, INFINITY);
-	check(c == NONE && c == CompSpillAutoDecide(cost, 0.3, 0.3, 1.0),
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, INFINITY);
+	check(c == NONE && c == CompSpillAutoDecide(cost, 0.3, 0.3, 1.0, NULL),
 		  "room unlimited", "%s, as CompSpillAutoDecide", name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NAN);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, NAN);
 	check(c == NONE, "room NaN", "%s: no limit", name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.5);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.5);
 	check(c == LZ4, "room 0.5", "%s: both fit, lz4 costs less", name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 1.0 / 3.0);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 1.0 / 3.0);
 	check(c == LZ4, "room exactly lz4's", "%s", name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.3);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.3);
 	check(c == ZSTD, "room 0.3", "%s: only zstd fits", name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.1);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.1);
 	check(c == ZSTD, "room 0.1", "%s: nothing fits, zstd stores least",
 		  name(c));
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.0);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.0);
 	check(c == ZSTD, "room none left", "%s", name(c));
 	/* room wide enough for none: the time decides, as without a limit */
-	c = CompSpillAutoDecideRoom(cost, 20.0, 20.0, 1.0, 1.0);
-	check(c == CompSpillAutoDecide(cost, 20.0, 20.0, 1.0), "room 1.0",
+	c = CompSpillAutoDecideRoom(cost, 20.0, 20.0, 1.0, NULL, 1.0);
+	check(c == CompSpillAutoDecide(cost, 20.0, 20.0, 1.0, NULL), "room 1.0",
 		  "%s, as CompSpillAutoDecide", name(c));
 	/* an unknown codec is no candidate, even when it would fit */
 	cost[ZSTD].known = false;
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.3);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.3);
 	check(c == LZ4, "room, zstd unknown", "%s: lz4 stores least of the known",
 		  name(c));
 	/* equal fractions: the lower CPU cost */
 	realistic(cost, 4.0, 4.0);
-	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, 0.1);
+	c = CompSpillAutoDecideRoom(cost, 0.3, 0.3, 1.0, NULL, 0.1);
 	check(c == LZ4, "room, equal fractions", "%s", name(c));
 
 	/* online, in the page cache: compressed from the first blocks */
@@ -992,6 +1116,7 @@ main(int argc, char **argv)
 	test_online();
 	test_reads();
 	test_writes();
+	test_device_pace();
 	test_read_prior();
 	test_frame_kind();
 	test_room();
