@@ -195,9 +195,14 @@ compspill_seconds_between(instr_time from, instr_time to)
  * After a write stalled on the device, read how much the device writes in
  * the next COMPSPILL_DEVICE_WATCH_SECS, the dirty pages keeping it busy:
  * its pace, for codec = auto (where the kernel's block statistics can be
- * read; the writes' own spans measure it otherwise).
+ * read; the writes' own spans measure it otherwise).  A device that wrote
+ * less than COMPSPILL_DEVICE_WATCH_MIN meanwhile was idle, not slow: the
+ * stall was something else (the backend descheduled in the write), and
+ * nothing is recorded.  The statistics' busy time is no help: a device
+ * throttled by a cgroup is idle while its requests wait to be let through.
  */
 #define COMPSPILL_DEVICE_WATCH_SECS		0.05
+#define COMPSPILL_DEVICE_WATCH_MIN		(256 * 1024)
 
 static void
 compspill_watch_device(CompSpillSpiller *sp, bool stalled, instr_time now)
@@ -220,7 +225,7 @@ compspill_watch_device(CompSpillSpiller *sp, bool stalled, instr_time now)
 		{
 			int64		written = CompSpillFileDeviceWritten(sp->file);
 
-			if (written > sp->dev_mark)
+			if (written - sp->dev_mark >= COMPSPILL_DEVICE_WATCH_MIN)
 				CompSpillAutoRecordDevice(sp->ac,
 										  (double) (written - sp->dev_mark),
 										  secs);
