@@ -71,6 +71,7 @@ extern CompSpillCodec CompSpillAutoDecideRoom(const CompSpillCodecCost cost[COMP
 extern Size CompSpillAutoSize(void);
 extern void CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level);
 extern CompSpillCodec CompSpillAutoNext(CompSpillAutoCodec *ac);
+extern bool CompSpillAutoProbing(const CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,
 										Size storedlen, double seconds);

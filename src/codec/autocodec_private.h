@@ -65,6 +65,7 @@ struct CompSpillAutoCodec
 	int64		nblocks;		/* blocks handed out */
 	int64		nprobes;		/* of which probes of another codec */
 	int64		nswitches;		/* changes of choice */
+	bool		probing;		/* the last block handed out is a probe */
 	/* stream positions, in bytes, that age the estimates */
 	double		compressed_bytes;	/* raw bytes through RecordCompress */
 	double		decompressed_bytes; /* raw bytes through RecordDecompress */
