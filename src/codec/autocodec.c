@@ -652,10 +652,17 @@ CompSpillAutoNext(CompSpillAutoCodec *ac)
 			return compspill_auto_hand_out(ac, (CompSpillCodec) c, true);
 	}
 
-	/* revise the choice, if another codec is clearly better */
+	/*
+	 * Revise the choice, if another codec is clearly better; but not before
+	 * a write is timed (room aside): the prior write cost would decide
+	 * alone, and the first megabytes of a spill nearly always go to the
+	 * page cache, where storing raw is fastest.
+	 */
 	if (CompSpillAutoCurrentPace(ac, &pace_buf))
 		pace = &pace_buf;
 	best = CompSpillAutoDecideRoom(cost, w, r, k, pace, ac->room_fraction);
+	if (!ac->write.known && !CompSpillAutoRoomShort(ac))
+		best = ac->choice;
 	if (best != ac->choice)
 	{
 		bool		change = true;

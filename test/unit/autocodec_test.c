@@ -940,6 +940,42 @@ test_device_pace(void)
 }
 
 /*
+ * Before a write is timed the choice stays raw, however cheap a codec
+ * measures: the prior write cost alone would otherwise decide (a cheap lz4
+ * probe made the first run's frames compressed in the page cache, and a
+ * merge of runs with compressed frames fits fewer of them).  Once writes
+ * cost what a slow disk's do, the codec is chosen.
+ */
+static void
+test_no_choice_before_writes(void)
+{
+	CompSpillAutoCodec ac;
+	int			compressed = 0;
+
+	CompSpillAutoInit(&ac, 1);
+	for (int i = 0; i < 200; i++)
+	{
+		CompSpillCodec c = CompSpillAutoNext(&ac);
+
+		if (c != NONE && !CompSpillAutoProbing(&ac))
+			compressed++;
+		CompSpillAutoRecordCompress(&ac, c, 65536,
+									c == NONE ? 65536 : c == LZ4 ? 16384 : 12000,
+									65536 * (c == NONE ? 0.0 : c == LZ4 ? 0.5e-9 : 2e-9));
+	}
+	check(compressed == 0 && ac.choice == NONE, "no choice before writes",
+		  "%d blocks compressed outside probes, choice %s", compressed,
+		  name(ac.choice));
+
+	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, 8 * 1024 * 1024 * 20e-9,
+							 0.0);
+	for (int i = 0; i < 10; i++)
+		(void) CompSpillAutoNext(&ac);
+	check(ac.choice != NONE, "choice once writes are timed", "%s",
+		  name(ac.choice));
+}
+
+/*
  * Reads not timed yet: buffered, they cost the cheapest write measured
  * (the page cache); under direct I/O, what writes cost.
  */
@@ -1116,6 +1152,7 @@ main(int argc, char **argv)
 	test_online();
 	test_reads();
 	test_writes();
+	test_no_choice_before_writes();
 	test_device_pace();
 	test_read_prior();
 	test_frame_kind();
