@@ -104,9 +104,12 @@ struct CompSpillMerge
 	bool		rows;			/* all are runs of row frames: merge tuples */
 
 	/* merge inputs */
-	int64		reader_mem;		/* memory one input takes */
+	int64		reader_mem;		/* memory one input takes, but for its
+								 * decompression buffer */
 	int64		only_reader_mem;	/* the same in a merge that writes
 									 * nothing: all frames are written */
+	int64		dbuf_bound;		/* the most an input's decompression buffer
+								 * takes (none if no frame is compressed) */
 	int			nreaders;		/* readers created so far */
 	int			maxreaders;
 	CompSpillRunReader **readers;
@@ -396,7 +399,10 @@ compspill_size_input(CompSpillMerge *m)
  * more for larger ones; the estimate from the frames' average sizes is the
  * floor.  In a merge that writes nothing (m->only_reader_mem) no frame is
  * larger than those: the eighth is kept for what decoding a frame holds
- * only.  Return the reader, which becomes the merge's first.
+ * only.  The decompression buffer is left out: an input has one only when
+ * its run has frames stored compressed, the size of the largest, and the
+ * fan-in counts it so (compspill_all_fit), or at its largest
+ * (m->dbuf_bound).  Return the reader, which becomes the merge's first.
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
@@ -438,16 +444,36 @@ compspill_measure_input(CompSpillMerge *m)
 				!CompSpillReaderNext(r, &values, &isnull))
 				break;
 			if (rows % per_frame == 0)
-				most = Max(most, CompSpillReaderHeld(r));
+				most = Max(most, CompSpillReaderHeld(r) -
+						   CompSpillReaderDecompressHeld(r));
 		}
-		most = Max(most, CompSpillReaderHeld(r));
+		most = Max(most, CompSpillReaderHeld(r) -
+				   CompSpillReaderDecompressHeld(r));
 	}
 
 	growth = CompSpillReaderGrowth(r);
 	m->reader_mem = Max(m->reader_mem, most + most / 8 + growth);
 	m->only_reader_mem = Max(m->only_reader_mem,
 							 most + (most - fresh) / 8 + growth);
+	m->dbuf_bound = CompSpillReaderDecompressBound(m->sp);
 	return r;
+}
+
+/*
+ * Say whether one merge can read all the runs at once in room bytes, each
+ * input taking per_input and the decompression buffer its run needs (none
+ * for a run without frames stored compressed).  With codec = auto a few
+ * runs may hold compressed frames among raw ones: the others' inputs need
+ * no buffer for them.
+ */
+static bool
+compspill_all_fit(CompSpillMerge *m, int64 room, int64 per_input)
+{
+	int64		need = 0;
+
+	for (int i = 0; i < m->nruns; i++)
+		need += per_input + CompSpillRunDecompressMemory(&m->runs[i]);
+	return m->nruns >= 1 && need <= room;
 }
 
 /*
@@ -555,10 +581,20 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	 * So is the zstd decompression context until it exists: with codec =
 	 * auto, the first zstd frame read makes it, after the fan-in is set.
 	 */
+	/*
+	 * An input's decompression buffer is its run's: where the runs are
+	 * known (all of them read at once) each counts its own, otherwise every
+	 * input counts the largest.  The first reader's is in used, and goes
+	 * when it opens a run.
+	 */
 	used = used_mem(arg);
 	growth = CompSpillMallocGrowth(sp, false);
-	*fanin = compspill_fanin(m, allowed_mem, used + growth + map_reserve,
-							 held, m->reader_mem);
+	if (compspill_all_fit(m, allowed_mem - (used + growth + map_reserve) + held,
+						  m->reader_mem))
+		*fanin = m->nruns;
+	else
+		*fanin = compspill_fanin(m, allowed_mem, used + growth + map_reserve,
+								 held, m->reader_mem + m->dbuf_bound);
 	*last_fanin = *fanin;
 	if (m->nruns > *fanin && !last_writes)
 	{
@@ -568,19 +604,19 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 		 * no pass writes: no map grows, no frame is larger than those
 		 * written so far, and the codec state reads those only.
 		 */
-		int			only = compspill_fanin(m, allowed_mem,
-										   used + CompSpillReadGrowth(sp) -
-										   CompSpillWriterHeld(sp),
-										   held, m->only_reader_mem);
+		int64		only_used = used + CompSpillReadGrowth(sp) -
+			CompSpillWriterHeld(sp);
 
-		if (only >= m->nruns)
-			*last_fanin = only;
+		if (compspill_all_fit(m, allowed_mem - only_used + held,
+							  m->only_reader_mem))
+			*last_fanin = m->nruns;
 		else
 			*last_fanin = Max(*fanin,
 							  compspill_fanin(m, allowed_mem,
 											  used + growth + map_reserve -
 											  CompSpillWriterHeld(sp),
-											  held, m->reader_mem));
+											  held,
+											  m->reader_mem + m->dbuf_bound));
 	}
 
 	/* the last merge has the most inputs */

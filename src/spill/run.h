@@ -49,10 +49,18 @@ typedef struct CompSpillRun
 	bool		costly;			/* some column frame took the encodings
 								 * that cost CPU (not light, see
 								 * codecchoice.c's compspill_io_is_cheap) */
+	Size		max_compressed_raw; /* the largest block of its frames stored
+									 * compressed, raw; 0 when none is */
 	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
 	CompSpillFrameRef *index;
 	int64		index_cap;
 } CompSpillRun;
+
+/*
+ * What a chunk too large for its context's blocks costs beyond its size
+ * and chunk header: the block of its own it takes (aset.c), rounded up.
+ */
+#define COMPSPILL_CHUNK_BLOCK_OVERHEAD	64
 
 /* the smallest block and write buffer a spill uses */
 #define COMPSPILL_MIN_BLOCK_SIZE	(4 * 1024)
@@ -107,6 +115,9 @@ extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
+extern int64 CompSpillReaderDecompressHeld(CompSpillRunReader *r);
+extern int64 CompSpillRunDecompressMemory(const CompSpillRun *run);
+extern int64 CompSpillReaderDecompressBound(CompSpillSpiller *sp);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 
 /* spillsizing.c */

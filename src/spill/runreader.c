@@ -39,10 +39,11 @@ static void compspill_grow_window(CompSpillRunReader *r, Size need,
 /*
  * Create a reader of runs of the spill, in a memory context of its own so
  * that freeing it releases the decoded block's memory as well.  Its read
- * and decompression buffers are made large enough at once for the largest
- * frames written so far, up to twice the average frame: a merge input
- * then holds from the start about what it will hold at most, which is what
- * the merge measures to size its fan-in.  Larger frames grow the buffers.
+ * buffer is made large enough at once for the largest frames written so
+ * far, up to twice the average frame: a merge input then holds from the
+ * start about what it will hold at most, which is what the merge measures
+ * to size its fan-in.  Larger frames grow the buffer.  The decompression
+ * buffer is a run's affair: CompSpillReaderOpen sizes it to the run.
  */
 CompSpillRunReader *
 CompSpillReaderCreate(CompSpillSpiller *sp)
@@ -53,7 +54,6 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	Size		avg_raw;
 	Size		avg_stored;
 	Size		rbuf;
-	Size		dbuf;
 
 	compspill_average_frame(sp, &avg_raw, &avg_stored);
 
@@ -62,8 +62,7 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	 * header included): reads start where the frame does, and a window
 	 * that ends inside the next frame keeps those bytes.  Under direct I/O
 	 * reads are of whole pages, and a frame straddles at most two more
-	 * pages than its own.  The decompression buffer exists only when some
-	 * frame was stored compressed, sized to those frames.
+	 * pages than its own.
 	 */
 	if (CompSpillFileAligned(sp->file))
 	{
@@ -74,7 +73,6 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	else
 		rbuf = MAXALIGN(Max(sp->max_stored, avg_stored) +
 						COMPSPILL_FRAME_HEADER_SIZE);
-	dbuf = Min(sp->max_compressed_raw, 2 * avg_raw);
 
 	/*
 	 * A small context: its first block holds the reader and the decoded
@@ -89,8 +87,6 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	r->cxt = cxt;
 
 	compspill_grow_window(r, rbuf, 0);
-	if (dbuf > 0)
-		CompSpillGrowBuffer(cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0, false);
 
 	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
 	CompSpillRowCursorInit(&r->rc, cxt);
@@ -103,11 +99,23 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 /*
  * Position the reader at the start of run; with consume, the run's extents
  * are given back as the reader moves past them, and the run cannot be read
- * again.
+ * again.  The decompression buffer is made the size of the run's largest
+ * frame stored compressed, and a run without any gets none: the merge
+ * counts each input's by its run (CompSpillRunDecompressMemory).
  */
 void
 CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 {
+	if (run->max_compressed_raw != r->dbuf_cap)
+	{
+		if (r->dbuf != NULL)
+			pfree(r->dbuf);
+		r->dbuf = NULL;
+		r->dbuf_cap = 0;
+		if (run->max_compressed_raw > 0)
+			CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap,
+								run->max_compressed_raw, 0, false);
+	}
 	r->run = run;
 	r->consume = consume;
 	r->pos = 0;
@@ -212,9 +220,49 @@ CompSpillReaderHeld(CompSpillRunReader *r)
 }
 
 /*
- * Return what the reader's read and decompression buffers and its row
- * buffer may still grow by to hold the largest frames and row written so
- * far.
+ * Return the memory a reader's decompression buffer takes for run: none
+ * when no frame of the run is stored compressed (CompSpillReaderOpen).
+ */
+int64
+CompSpillRunDecompressMemory(const CompSpillRun *run)
+{
+	if (run->max_compressed_raw == 0)
+		return 0;
+	return (int64) MAXALIGN(run->max_compressed_raw) +
+		COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+}
+
+/*
+ * Return the most memory a reader's decompression buffer may take for any
+ * run written so far or from frames no larger: none when no frame has been
+ * stored compressed.
+ */
+int64
+CompSpillReaderDecompressBound(CompSpillSpiller *sp)
+{
+	if (sp->max_compressed_raw == 0)
+		return 0;
+	return (int64) MAXALIGN(sp->max_compressed_raw) +
+		COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+}
+
+/*
+ * Return the memory the reader's decompression buffer holds, allocation
+ * overhead included: a run's, not every reader's (CompSpillReaderOpen).
+ */
+int64
+CompSpillReaderDecompressHeld(CompSpillRunReader *r)
+{
+	if (r->dbuf == NULL)
+		return 0;
+	return (int64) GetMemoryChunkSpace(r->dbuf) + COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+}
+
+/*
+ * Return what the reader's read buffer and its row buffer may still grow
+ * by to hold the largest frames and row written so far.  The decompression
+ * buffer is sized to each run as it is opened: the merge counts it per run
+ * (CompSpillRunDecompressMemory).
  */
 int64
 CompSpillReaderGrowth(CompSpillRunReader *r)
@@ -228,10 +276,6 @@ CompSpillReaderGrowth(CompSpillRunReader *r)
 		rbuf = COMPSPILL_ALIGN_UP(rbuf) + 2 * COMPSPILL_ALIGN;
 	if (rbuf > r->rbuf_cap)
 		growth += (int64) (CompSpillGrowSize(r->rbuf_cap, rbuf) - r->rbuf_cap);
-	if (sp->max_compressed_raw > r->dbuf_cap)
-		growth += (int64) (CompSpillGrowSize(r->dbuf_cap,
-											 sp->max_compressed_raw) -
-						   r->dbuf_cap);
 	if (MAXALIGN(sp->max_row) > r->rc.tup_cap)
 		growth += (int64) (MAXALIGN(CompSpillGrowSize(r->rc.tup_cap,
 													  sp->max_row)) -

@@ -483,7 +483,11 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	sp->max_raw = Max(sp->max_raw, rawlen);
 	sp->max_stored = Max(sp->max_stored, stored_len);
 	if (stored_codec != COMPSPILL_CODEC_NONE)
+	{
 		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
+		sp->run->max_compressed_raw = Max(sp->run->max_compressed_raw,
+										  rawlen);
+	}
 	if (stored_codec == COMPSPILL_CODEC_ZSTD)
 		sp->zstd_frames = true;
 

@@ -188,18 +188,17 @@ compspill_average_frame(CompSpillSpiller *sp, Size *raw, Size *stored)
 }
 
 /*
- * Estimate one reader's memory for blocks of raw_size bytes stored in
- * stored_size bytes, fixed_size of which are fixed-width values: a read
- * buffer holding one frame and the pages it straddles, the decompression
- * buffer when blocks are compressed, the fixed-width arrays rebuilt from
- * their byte planes, one decoded row and the contexts' own overhead.
+ * Estimate one reader's memory for frames stored in stored_size bytes,
+ * fixed_size of which are fixed-width values: a read buffer holding one
+ * frame and the pages it straddles, the fixed-width arrays rebuilt from
+ * their byte planes, one decoded row and the contexts' own overhead.  Not
+ * the decompression buffer, which is a run's (CompSpillRunDecompressMemory).
  */
 static Size
-compspill_reader_memory(CompSpillSpiller *sp, Size raw_size, Size stored_size,
+compspill_reader_memory(CompSpillSpiller *sp, Size stored_size,
 						Size fixed_size)
 {
 	Size		rbuf;
-	Size		dbuf = sp->max_compressed_raw > 0 ? raw_size : 0;
 
 	if (CompSpillFileAligned(sp->file))
 		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size, COMPSPILL_MIN_READ_BUFFER)) +
@@ -207,7 +206,7 @@ compspill_reader_memory(CompSpillSpiller *sp, Size raw_size, Size stored_size,
 	else
 		rbuf = MAXALIGN(Max(sp->max_stored, stored_size) +
 						COMPSPILL_FRAME_HEADER_SIZE);
-	return rbuf + dbuf + fixed_size + 2048;
+	return rbuf + fixed_size + 2048;
 }
 
 /*
@@ -215,7 +214,8 @@ compspill_reader_memory(CompSpillSpiller *sp, Size raw_size, Size stored_size,
  * written so far: their average raw and stored sizes and rows (the read
  * buffer holds the largest frame already).  A reader of runs of row
  * frames (rows) needs no arrays for the columns, only a buffer for the
- * largest row.
+ * largest row.  The decompression buffer is not counted: a merge counts it
+ * for the runs that have frames stored compressed only.
  */
 Size
 CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
@@ -229,7 +229,7 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 
 	if (rows)
 	{
-		return compspill_reader_memory(sp, raw_size, stored_size,
+		return compspill_reader_memory(sp, stored_size,
 									   MAXALIGN(sp->max_row) + 256);
 	}
 
@@ -243,7 +243,7 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 	}
 	fixed_size *= sp->rows_formed / nframes + 1;
 
-	return compspill_reader_memory(sp, raw_size, stored_size, fixed_size);
+	return compspill_reader_memory(sp, stored_size, fixed_size);
 }
 
 /*
@@ -252,8 +252,9 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
  * the frames written so far scaled to that size, plus the rows' values a
  * reader of column frames rebuilds for the frame it decodes, about a
  * frame's worth of the rows as they came in (the arena of blockcodec.c's
- * decoded block).  For choosing the block size of a spill's later runs
- * from its first run's frames.
+ * decoded block), and a decompression buffer for a frame when some frame
+ * was stored compressed.  For choosing the block size of a spill's later
+ * runs from its first run's frames.
  */
 Size
 CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows, Size block)
@@ -264,6 +265,14 @@ CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows, Size block)
 
 	if (!rows && sp->frames_written > 0)
 		rebuilt = (Size) (sp->stats->bytes_in / sp->frames_written);
+	if (sp->max_compressed_raw > 0)
+	{
+		Size		raw_size;
+		Size		stored_size;
+
+		compspill_average_frame(sp, &raw_size, &stored_size);
+		now += raw_size;
+	}
 
 	/* everything but the reader's fixed 2kB grows with its frames */
 	return 2048 + (Size) ((double) (now - 2048 + rebuilt) * Max(scale, 1.0));
