@@ -35,6 +35,7 @@
 
 static void compspill_grow_window(CompSpillRunReader *r, Size need,
 								  Size keep);
+static int64 compspill_dbuf_memory(Size raw);
 
 /*
  * Create a reader of runs of the spill, in a memory context of its own so
@@ -220,16 +221,25 @@ CompSpillReaderHeld(CompSpillRunReader *r)
 }
 
 /*
+ * Return the memory a decompression buffer for blocks of up to raw bytes
+ * takes: none for raw 0, nothing being stored compressed.
+ */
+static int64
+compspill_dbuf_memory(Size raw)
+{
+	if (raw == 0)
+		return 0;
+	return (int64) MAXALIGN(raw) + COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+}
+
+/*
  * Return the memory a reader's decompression buffer takes for run: none
  * when no frame of the run is stored compressed (CompSpillReaderOpen).
  */
 int64
 CompSpillRunDecompressMemory(const CompSpillRun *run)
 {
-	if (run->max_compressed_raw == 0)
-		return 0;
-	return (int64) MAXALIGN(run->max_compressed_raw) +
-		COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	return compspill_dbuf_memory(run->max_compressed_raw);
 }
 
 /*
@@ -240,10 +250,7 @@ CompSpillRunDecompressMemory(const CompSpillRun *run)
 int64
 CompSpillReaderDecompressBound(CompSpillSpiller *sp)
 {
-	if (sp->max_compressed_raw == 0)
-		return 0;
-	return (int64) MAXALIGN(sp->max_compressed_raw) +
-		COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	return compspill_dbuf_memory(sp->max_compressed_raw);
 }
 
 /*
