@@ -580,8 +580,6 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	/*
 	 * So is the zstd decompression context until it exists: with codec =
 	 * auto, the first zstd frame read makes it, after the fan-in is set.
-	 */
-	/*
 	 * An input's decompression buffer is its run's: where the runs are
 	 * known (all of them read at once) each counts its own, otherwise every
 	 * input counts the largest.  The first reader's is in used, and goes
