@@ -41,6 +41,7 @@ OBJS = \
 	src/codec/cipher.o \
 	src/codec/autocodec.o \
 	src/shared/stats.o \
+	src/shared/devices.o \
 	src/shared/activity.o \
 	src/shared/workers.o
 PGFILEDESC = "compspill - compressed, column-aware sort spills"

@@ -36,6 +36,7 @@
 #include "nodes/recursivenode.h"
 #include "nodes/sortnode.h"
 #include "shared/activity.h"
+#include "shared/devices.h"
 #include "shared/stats.h"
 #include "shared/workers.h"
 
@@ -49,8 +50,8 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 PG_FUNCTION_INFO_V1(compspill_version);
 
 /*
- * Ask for the shared memory of the statistics, the live view and the
- * workers' figures.
+ * Ask for the shared memory of the statistics, the live view, the
+ * workers' figures and the devices' pace.
  */
 static void
 compspill_shmem_request(void)
@@ -60,6 +61,7 @@ compspill_shmem_request(void)
 	CompSpillStatsShmemRequest();
 	CompSpillActivityShmemRequest();
 	CompSpillWorkersShmemRequest();
+	CompSpillDevicesShmemRequest();
 }
 
 /* Attach to that shared memory, creating it in the postmaster */
@@ -73,6 +75,7 @@ compspill_shmem_startup(void)
 	CompSpillStatsShmemInit();
 	CompSpillActivityShmemInit();
 	CompSpillWorkersShmemInit();
+	CompSpillDevicesShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -34,6 +34,8 @@ CompSpillStatsAdd(CompSpillStats *sum, const CompSpillStats *add)
 	sum->encrypted |= add->encrypted;
 	if (sum->room == COMPSPILL_ROOM_NONE)
 		sum->room = add->room;
+	if (sum->device_mbps == 0)
+		sum->device_mbps = add->device_mbps;
 	sum->nruns += add->nruns;
 	sum->merge_passes += add->merge_passes;
 	sum->early_merges += add->early_merges;

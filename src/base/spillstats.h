@@ -46,6 +46,9 @@ typedef struct CompSpillStats
 	bool		encrypted;		/* frames encrypted with AES-256-GCM */
 	CompSpillRoomLimit room;	/* codec = auto compressed for lack of room
 								 * under this limit */
+	float4		device_mbps;	/* codec = auto started from the device's
+								 * pace an earlier spill measured, in MB/s;
+								 * 0 if it did not */
 	int			nruns;			/* runs written by run formation */
 	int			merge_passes;	/* passes over the data, final merge
 								 * included */

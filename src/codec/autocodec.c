@@ -804,6 +804,9 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 										ac->span_ns, ac->device_bytes,
 										COMPSPILL_AUTO_PACE_HORIZON, 0.0);
 		}
+		if (!ac->stalled)
+			ac->first_stall = ac->written_bytes;
+		ac->longest_stall = Max(ac->longest_stall, wait_ns);
 		ac->stalled = true;
 		ac->span_bytes = 0.0;
 		ac->span_ns = 0.0;
@@ -828,6 +831,47 @@ CompSpillAutoRecordDevice(CompSpillAutoCodec *ac, double bytes,
 	compspill_auto_estimate_add(&ac->device, bytes, compspill_auto_ns(seconds),
 								ac->device_bytes,
 								COMPSPILL_AUTO_PACE_HORIZON, 0.0);
+}
+
+/*
+ * Start from a device pace an earlier spill measured on the same device
+ * (shared/devices.c): the choice weighs the device as if this spill had
+ * seen it, until its own spans and watches replace the figure.
+ */
+void
+CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte)
+{
+	if (!(ns_per_byte > 0.0) || ac->device.known)
+		return;
+	compspill_auto_estimate_set(&ac->device, ns_per_byte);
+	ac->device_recalled = true;
+}
+
+/*
+ * Fill in the device's pace as this spill measured it, and the file bytes
+ * written before its first stall, and return true, when it measured one
+ * over COMPSPILL_AUTO_REMEMBER_BYTES of the device's writes and a write
+ * held back COMPSPILL_AUTO_REMEMBER_STALL_NS or more: the kernel holds a
+ * writer at the dirty limit for 100-200 ms at a time, where a backend
+ * descheduled in a write waits some tens of ms, and a device busy with
+ * another process's writes meanwhile is no slow device for the spills
+ * that follow.  A recalled pace that nothing confirmed is not this spill's
+ * to pass on either.
+ */
+#define COMPSPILL_AUTO_REMEMBER_BYTES		(2.0 * 1024 * 1024)
+#define COMPSPILL_AUTO_REMEMBER_STALL_NS	80e6
+
+bool
+CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac, double *ns_per_byte,
+							double *headroom)
+{
+	if (!ac->device.known ||
+		ac->device_bytes < COMPSPILL_AUTO_REMEMBER_BYTES ||
+		ac->longest_stall < COMPSPILL_AUTO_REMEMBER_STALL_NS)
+		return false;
+	*ns_per_byte = ac->device.value;
+	*headroom = ac->first_stall;
+	return true;
 }
 
 /*

@@ -94,6 +94,11 @@ extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 									  double *read_ns_per_byte);
 extern bool CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 									 CompSpillDevicePace *pace);
+extern void CompSpillAutoRecallDevice(CompSpillAutoCodec *ac,
+									  double ns_per_byte);
+extern bool CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac,
+										double *ns_per_byte,
+										double *headroom);
 extern void CompSpillAutoRecordColumns(CompSpillAutoCodec *ac,
 									   Size row_bytes, Size encoded);
 extern bool CompSpillAutoRowFrames(const CompSpillAutoCodec *ac);

@@ -82,6 +82,9 @@ struct CompSpillAutoCodec
 	/* the device, when it holds buffered writes back (autocodec.c) */
 	CompSpillAutoEstimate produce;	/* wall ns between writes per file byte */
 	bool		stalled;		/* a write has stalled */
+	double		first_stall;	/* file bytes written by the first stall */
+	double		longest_stall;	/* ns the longest write waited */
+	bool		device_recalled;	/* device's value is an earlier spill's */
 	double		span_bytes;		/* file bytes written since that stall */
 	double		span_ns;		/* wall ns since then */
 	double		span_wait_ns;	/* of which the writes waited */

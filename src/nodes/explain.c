@@ -76,9 +76,16 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	const char *codec = CompSpillCodecName(st->codec);
 	char	   *reason = NULL;
 
-	/* why codec = auto compressed, when it was for lack of room */
+	/*
+	 * why codec = auto compressed, when it was for lack of room, and the
+	 * device's pace it started from, when an earlier spill measured it
+	 */
 	if (st->room != COMPSPILL_ROOM_NONE)
 		reason = psprintf("room: %s", CompSpillRoomName(st->room));
+	if (st->device_mbps > 0)
+		reason = psprintf("%s%sdevice: %.0f MB/s remembered",
+						  reason ? reason : "", reason ? "; " : "",
+						  st->device_mbps);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{

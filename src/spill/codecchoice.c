@@ -10,8 +10,10 @@
  * frame took to compress and to decompress; this file passes on the file's
  * I/O since the last frame (compspill_feed_io) and, every few frames, the
  * room the temp file has left for the rest of the input the plan expects
- * (compspill_room_check).  Everything here runs once per frame or run,
- * never per row.
+ * (compspill_room_check), and, at a sort's start and a spill's end, the
+ * device's pace that earlier spills measured (compspill_recall_device,
+ * compspill_remember_device).  Everything here runs once per frame or
+ * run, never per row.
  *
  * IDENTIFICATION
  *	  src/spill/codecchoice.c
@@ -25,11 +27,16 @@
 #include "base/settings.h"
 #include "base/spillstats.h"
 #include "codec/autocodec.h"
+#include "shared/devices.h"
 #include "spill/run.h"
 #include "spill/run_private.h"
 #include "spill/spillfile.h"
 
+/* what the plan's width leaves out of a spilled row: its header */
+#define COMPSPILL_ROW_HEADER	8
+
 static void compspill_room_check(CompSpillSpiller *sp);
+static void compspill_recall_device(CompSpillSpiller *sp);
 
 /*
  * Should the next run of a sort be written in row frames?  As
@@ -86,7 +93,53 @@ CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows, int width)
 	sp->expected_rows = rows > 0 ? rows : 0;
 	sp->expected_width = Max(width, 0);
 	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+	{
+		compspill_recall_device(sp);
 		compspill_room_check(sp);
+	}
+}
+
+/*
+ * codec = auto: start from the pace an earlier spill measured on the temp
+ * file's device (shared/devices.c), when the plan expects this spill to
+ * write more than the page cache let that spill write before the device
+ * held it back.  A smaller spill may never reach the device, and learns
+ * for itself.
+ */
+static void
+compspill_recall_device(CompSpillSpiller *sp)
+{
+	double		ns_per_byte;
+	double		headroom;
+	double		expected;
+
+	if (sp->recall_tried)
+		return;
+	sp->recall_tried = true;
+	expected = sp->expected_rows * (sp->expected_width + COMPSPILL_ROW_HEADER);
+	if (CompSpillDeviceRecall(CompSpillFileDevice(sp->file), &ns_per_byte,
+							  &headroom) &&
+		expected > headroom)
+	{
+		CompSpillAutoRecallDevice(sp->ac, ns_per_byte);
+		sp->stats->device_mbps = (float4) (1e3 / ns_per_byte);
+	}
+}
+
+/*
+ * codec = auto, as the spill ends: leave the pace at which the device held
+ * it back, if it did, for the spills that follow.
+ */
+void
+compspill_remember_device(CompSpillSpiller *sp)
+{
+	double		ns_per_byte;
+	double		headroom;
+
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO &&
+		CompSpillAutoMeasuredDevice(sp->ac, &ns_per_byte, &headroom))
+		CompSpillDeviceRemember(CompSpillFileDevice(sp->file), ns_per_byte,
+								headroom);
 }
 
 /*
@@ -103,7 +156,6 @@ CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows, int width)
  * and keeps the last figure.
  */
 #define COMPSPILL_ROOM_MARGIN	0.25
-#define COMPSPILL_ROW_HEADER	8
 
 static void
 compspill_room_check(CompSpillSpiller *sp)

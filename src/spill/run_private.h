@@ -84,6 +84,7 @@ struct CompSpillSpiller
 	int64		dev_mark;		/* the device's bytes written when a stall
 								 * was seen, or -1 (codecchoice.c) */
 	instr_time	dev_mark_time;	/* and when */
+	bool		recall_tried;	/* the device's remembered pace looked up */
 	int64		ac_read;
 	instr_time	ac_read_time;
 
@@ -161,6 +162,7 @@ extern const char *compspill_read_window(CompSpillRunReader *r, off_t pos,
 extern CompSpillCodec compspill_frame_codec(CompSpillSpiller *sp);
 extern bool compspill_io_is_cheap(CompSpillSpiller *sp, CompSpillCodec codec);
 extern void compspill_feed_io(CompSpillSpiller *sp);
+extern void compspill_remember_device(CompSpillSpiller *sp);
 
 /* spillsizing.c */
 extern Size compspill_largest_block(const CompSpillSettings *set);

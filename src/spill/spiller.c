@@ -165,6 +165,7 @@ CompSpillSpillerEndWrites(CompSpillSpiller *sp)
 void
 CompSpillSpillerEnd(CompSpillSpiller *sp)
 {
+	compspill_remember_device(sp);
 	CompSpillFileClose(sp->file);
 	MemoryContextDelete(sp->cxt);
 }

@@ -120,9 +120,11 @@ struct CompSpillFile
 								 * partial page flushed and written again
 								 * is counted once */
 
-	/* the block device's statistics (CompSpillFileDeviceWritten) */
+	/* the block device under the file and its statistics */
 	int8		device_stat;	/* 0 not looked for, 1 found, -1 none */
-	char		device_path[64];	/* /sys/dev/block/MAJ:MIN/stat */
+	uint64		device;			/* its number, once found */
+	char		device_path[64];	/* /sys/dev/block/MAJ:MIN/stat, or ""
+									 * once it failed */
 
 #ifdef USE_ASSERT_CHECKING
 	Size		reserved;		/* length of the open reservation */
@@ -419,6 +421,36 @@ CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
 }
 
 /*
+ * Return the number of the block device under the file (Linux), or 0 where
+ * there is none: another system, or a file system with no block device of
+ * its own (tmpfs, overlay, NFS).
+ */
+uint64
+CompSpillFileDevice(CompSpillFile *file)
+{
+#ifdef __linux__
+	if (file->device_stat == 0)
+	{
+		struct stat st;
+
+		file->device_stat = -1;
+		if (fstat(FileGetRawDesc(file->vfd), &st) == 0 &&
+			major(st.st_dev) != 0)
+		{
+			snprintf(file->device_path, sizeof(file->device_path),
+					 "/sys/dev/block/%u:%u/stat",
+					 major(st.st_dev), minor(st.st_dev));
+			file->device = (uint64) st.st_dev;
+			file->device_stat = 1;
+		}
+	}
+	return file->device_stat > 0 ? file->device : 0;
+#else
+	return 0;
+#endif
+}
+
+/*
  * Return the bytes the block device under the file has written since it
  * started, from the kernel's statistics (Linux: the sectors written, in
  * 512-byte units, of /sys/dev/block/MAJ:MIN/stat, for the device of the
@@ -438,27 +470,14 @@ CompSpillFileDeviceWritten(CompSpillFile *file)
 	int			fd;
 	ssize_t		len;
 
-	if (file->device_stat == 0)
-	{
-		struct stat st;
-
-		file->device_stat = -1;
-		if (fstat(FileGetRawDesc(file->vfd), &st) == 0 &&
-			major(st.st_dev) != 0)
-		{
-			snprintf(file->device_path, sizeof(file->device_path),
-					 "/sys/dev/block/%u:%u/stat",
-					 major(st.st_dev), minor(st.st_dev));
-			file->device_stat = 1;
-		}
-	}
-	if (file->device_stat < 0)
+	/* no device, or its statistics failed once */
+	if (CompSpillFileDevice(file) == 0 || file->device_path[0] == '\0')
 		return -1;
 
 	fd = open(file->device_path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
 	{
-		file->device_stat = -1;
+		file->device_path[0] = '\0';
 		return -1;
 	}
 	len = read(fd, text, sizeof(text) - 1);
@@ -470,7 +489,7 @@ CompSpillFileDeviceWritten(CompSpillFile *file)
 	/* reads: I/Os, merges, sectors, ticks; writes: I/Os, merges, sectors */
 	if (sscanf(text, "%*u %*u %*u %*u %*u %*u %llu", &sectors) != 1)
 	{
-		file->device_stat = -1;
+		file->device_path[0] = '\0';
 		return -1;
 	}
 	return (int64) Min(sectors, (unsigned long long) (PG_INT64_MAX / 512)) * 512;

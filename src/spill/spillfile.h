@@ -52,6 +52,7 @@ extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,
 										  CompSpillStats *stats);
 extern Size CompSpillFileExtentSize(CompSpillFile *file);
 extern int64 CompSpillFileBytesWritten(CompSpillFile *file);
+extern uint64 CompSpillFileDevice(CompSpillFile *file);
 extern int64 CompSpillFileDeviceWritten(CompSpillFile *file);
 extern int64 CompSpillFileMapReserve(CompSpillFile *file, int64 bytes);
 extern Size CompSpillFileBufferSize(CompSpillFile *file);

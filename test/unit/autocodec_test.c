@@ -940,6 +940,124 @@ test_device_pace(void)
 }
 
 /*
+ * A spill that starts from the pace an earlier spill measured on its device
+ * (CompSpillAutoRecallDevice) compresses from its first blocks instead of
+ * storing the page cache's room raw: on the 50 MB/s device, most of its
+ * first 32 MB are compressed (a spill that learns stores them raw), and it
+ * takes no longer than lz4 throughout; a recalled pace as fast as its own
+ * work leaves it raw.  Stray stalls of a descheduled backend leave no
+ * pace for later spills.  A spill passes on only a pace it measured
+ * (CompSpillAutoMeasuredDevice), with the bytes it wrote before its first
+ * stall: more than the 32 MB dirty limit, since the device drains the
+ * cache while the spill fills it.
+ */
+static void
+test_recalled_pace(void)
+{
+	static const struct
+	{
+		const char *name;
+		double		device_ns;
+		bool		stray;			/* 30 ms stalls every 6 MB */
+		bool		compress;
+	}			cases[] = {
+		{"50 MB/s", 20.0, false, true},
+		{"250 MB/s", 4.0, false, false},
+		{"page cache, stray stalls", 0.5, true, false},
+	};
+	const double MB = 1024.0 * 1024.0;
+
+	for (int i = 0; i < (int) lengthof(cases); i++)
+	{
+		double		t[3];
+		double		early[3] = {0.0, 0.0, 0.0};
+		double		ns_per_byte = 0.0;
+		double		headroom = 0.0;
+		bool		measured = false;
+		bool		recalled_measured = true;
+		char		test[128];
+
+		/* learning, then recalling the pace learnt, then lz4 throughout */
+		for (int run = 0; run < 3; run++)
+		{
+			WbSim		ws;
+			Sim			sim;
+			CompSpillAutoCodec ac;
+			int64		used[3] = {0, 0, 0};
+
+			sim_init(&sim, 0.0);
+			sim.compress_ns[LZ4] = 1.5;
+			sim.ratio[LZ4] = 1.7;
+			sim.compress_ns[ZSTD] = 5.0;
+			sim.ratio[ZSTD] = 2.0;
+			wbsim_init(&ws, cases[i].device_ns);
+			ws.base_ns = 12.0;
+			CompSpillAutoInit(&ac, 1);
+			/* a device that keeps up shows no pace: recall its own */
+			if (run == 1)
+				CompSpillAutoRecallDevice(&ac, measured ? ns_per_byte :
+										  cases[i].device_ns);
+			for (double raw = 0.0; raw < 320 * MB; raw += 4 * MB)
+			{
+				wbsim_run(&ws, &sim, &ac, 4 * MB, run == 2 ? LZ4 : -1, used);
+				if (cases[i].stray && fmod(raw, 6 * MB) < 4 * MB)
+				{
+					/* the backend descheduled for 30 ms in a write */
+					ws.now += 30e6;
+					CompSpillAutoRecordWrite(&ac, 4096, 30e-3, 30e-3);
+				}
+				if (raw + 4 * MB == 32 * MB)
+					early[run] = (double) (used[LZ4] + used[ZSTD]) /
+						(used[NONE] + used[LZ4] + used[ZSTD]);
+			}
+			t[run] = ws.now;
+			if (run == 0)
+			{
+				measured = CompSpillAutoMeasuredDevice(&ac, &ns_per_byte,
+													   &headroom);
+				if (verbose)
+					printf("     longest stall %.0f ms, device bytes %.0f MB\n",
+						   ac.longest_stall / 1e6, ac.device_bytes / MB);
+			}
+		}
+
+		/* a recalled pace alone is not passed on */
+		{
+			CompSpillAutoCodec ac;
+			double		ns;
+			double		room;
+
+			CompSpillAutoInit(&ac, 1);
+			CompSpillAutoRecallDevice(&ac, 20.0);
+			recalled_measured = CompSpillAutoMeasuredDevice(&ac, &ns, &room);
+		}
+
+		snprintf(test, sizeof(test), "recalled pace %s", cases[i].name);
+		if (verbose)
+			printf("     %s: measured %s (%.1f ns/B after %.0f MB); first "
+				   "32 MB compressed %.0f%% learning, %.0f%% recalled; "
+				   "%.0f ms learning, %.0f ms recalled, lz4 %.0f ms\n",
+				   test, measured ? "yes" : "no", ns_per_byte,
+				   headroom / MB, 100 * early[0], 100 * early[1],
+				   t[0] / 1e6, t[1] / 1e6, t[2] / 1e6);
+		if (cases[i].compress)
+			check(measured && headroom >= 32 * MB && headroom <= 160 * MB &&
+				  early[0] <= 0.5 && early[1] >= 0.9 &&
+				  t[1] < t[0] && t[1] <= 1.02 * t[2] && !recalled_measured,
+				  test, "measured %d after %.0f MB, early %.0f%% / %.0f%%, "
+				  "%.0f / %.0f / lz4 %.0f ms", (int) measured, headroom / MB,
+				  100 * early[0], 100 * early[1], t[0] / 1e6, t[1] / 1e6,
+				  t[2] / 1e6);
+		else if (cases[i].stray)
+			check(!measured, test, "measured %d, %.1f ns/B", (int) measured,
+				  ns_per_byte);
+		else
+			check(early[1] <= 0.1 && !recalled_measured, test,
+				  "early %.0f%% compressed", 100 * early[1]);
+	}
+}
+
+/*
  * Before a write is timed the choice stays raw, however cheap a codec
  * measures: the prior write cost alone would otherwise decide (a cheap lz4
  * probe made the first run's frames compressed in the page cache, and a
@@ -1154,6 +1272,7 @@ main(int argc, char **argv)
 	test_writes();
 	test_no_choice_before_writes();
 	test_device_pace();
+	test_recalled_pace();
 	test_read_prior();
 	test_frame_kind();
 	test_room();
