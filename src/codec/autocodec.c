@@ -111,7 +111,12 @@
  * which then looks like a device the current choice just keeps up with;
  * such spans wait little, and the share they must wait keeps them out.
  * Spills that never stall (the page cache, a device that keeps up) keep
- * the linear model above.
+ * the linear model above.  What a spill stores raw before its first stall
+ * is the price of learning the device; a pace a spill measured over a
+ * real stall is handed on (CompSpillAutoMeasuredDevice) to later spills on
+ * the same device (spill/codecchoice.c, shared/devices.c), which start
+ * from it (CompSpillAutoRecallDevice) until their own measurements take
+ * over.
  *
  * Reads.  In a sort every run is written before any is read, so the reads
  * of the final merge come too late to weigh anything; they count for the
@@ -806,7 +811,6 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 		}
 		if (!ac->stalled)
 			ac->first_stall = ac->written_bytes;
-		ac->longest_stall = Max(ac->longest_stall, wait_ns);
 		ac->stalled = true;
 		ac->span_bytes = 0.0;
 		ac->span_ns = 0.0;
@@ -850,16 +854,17 @@ CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte)
 /*
  * Fill in the device's pace as this spill measured it, and the file bytes
  * written before its first stall, and return true, when it measured one
- * over COMPSPILL_AUTO_REMEMBER_BYTES of the device's writes and a write
- * held back COMPSPILL_AUTO_REMEMBER_STALL_NS or more: the kernel holds a
- * writer at the dirty limit for 100-200 ms at a time, where a backend
- * descheduled in a write waits some tens of ms, and a device busy with
- * another process's writes meanwhile is no slow device for the spills
- * that follow.  A recalled pace that nothing confirmed is not this spill's
- * to pass on either.
+ * over COMPSPILL_AUTO_REMEMBER_BYTES or more of the device's writes, after
+ * a first stall that came COMPSPILL_AUTO_REMEMBER_ROOM or more into the
+ * spill.  The kernel holds a writer at a device's dirty limit, which is
+ * tens of MB or more (30 MB on the throttled 50 MB/s device); a stall
+ * sooner is something else (a backend descheduled in a write, a journal
+ * commit), and so may be what the device wrote after it, which later
+ * spills should not take for its pace.  A recalled pace that nothing
+ * confirmed is not this spill's to pass on either.
  */
 #define COMPSPILL_AUTO_REMEMBER_BYTES		(2.0 * 1024 * 1024)
-#define COMPSPILL_AUTO_REMEMBER_STALL_NS	80e6
+#define COMPSPILL_AUTO_REMEMBER_ROOM		(8.0 * 1024 * 1024)
 
 bool
 CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac, double *ns_per_byte,
@@ -867,7 +872,7 @@ CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac, double *ns_per_byte,
 {
 	if (!ac->device.known ||
 		ac->device_bytes < COMPSPILL_AUTO_REMEMBER_BYTES ||
-		ac->longest_stall < COMPSPILL_AUTO_REMEMBER_STALL_NS)
+		ac->first_stall < COMPSPILL_AUTO_REMEMBER_ROOM)
 		return false;
 	*ns_per_byte = ac->device.value;
 	*headroom = ac->first_stall;

@@ -83,7 +83,6 @@ struct CompSpillAutoCodec
 	CompSpillAutoEstimate produce;	/* wall ns between writes per file byte */
 	bool		stalled;		/* a write has stalled */
 	double		first_stall;	/* file bytes written by the first stall */
-	double		longest_stall;	/* ns the longest write waited */
 	bool		device_recalled;	/* device's value is an earlier spill's */
 	double		span_bytes;		/* file bytes written since that stall */
 	double		span_ns;		/* wall ns since then */

@@ -76,16 +76,9 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	const char *codec = CompSpillCodecName(st->codec);
 	char	   *reason = NULL;
 
-	/*
-	 * why codec = auto compressed, when it was for lack of room, and the
-	 * device's pace it started from, when an earlier spill measured it
-	 */
+	/* why codec = auto compressed, when it was for lack of room */
 	if (st->room != COMPSPILL_ROOM_NONE)
 		reason = psprintf("room: %s", CompSpillRoomName(st->room));
-	if (st->device_mbps > 0)
-		reason = psprintf("%s%sdevice: %.0f MB/s remembered",
-						  reason ? reason : "", reason ? "; " : "",
-						  st->device_mbps);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
@@ -129,8 +122,13 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 						 file_kb, runs_kb);
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
-						 "Spill I/O: write=%.3f ms  read=%.3f ms\n",
+						 "Spill I/O: write=%.3f ms  read=%.3f ms",
 						 write_ms, read_ms);
+		/* the pace auto started from, an earlier spill's */
+		if (st->device_mbps > 0)
+			appendStringInfo(es->str, "  device=%.0f MB/s remembered",
+							 st->device_mbps);
+		appendStringInfoChar(es->str, '\n');
 		CompSpillExplainIndent(es);
 		appendStringInfo(es->str,
 						 "Spill CPU: encode=%.3f  compress=%.3f  decompress=%.3f  decode=%.3f ms\n",
@@ -171,6 +169,9 @@ CompSpillExplainSpill(CompSpillStats *st, ExplainState *es)
 	ExplainPropertyInteger("Run Formation Written", "kB", runs_kb, es);
 	ExplainPropertyFloat("Write Time", "ms", write_ms, 3, es);
 	ExplainPropertyFloat("Read Time", "ms", read_ms, 3, es);
+	if (st->device_mbps > 0)
+		ExplainPropertyFloat("Device Pace Remembered", "MB/s",
+							 st->device_mbps, 0, es);
 	ExplainPropertyFloat("Spill Encode Time", "ms", encode_ms, 3, es);
 	ExplainPropertyFloat("Spill Compress Time", "ms", compress_ms, 3, es);
 	ExplainPropertyFloat("Spill Decompress Time", "ms", decompress_ms, 3, es);

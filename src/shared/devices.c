@@ -15,7 +15,11 @@
  * expects more bytes than that room, starts from the pace instead of
  * learning it again (spill/codecchoice.c).  A spill the page cache would
  * hold whole is left to learn for itself: its bytes never reach the device
- * if the file is gone before the kernel writes it back.
+ * if the file is gone before the kernel writes it back.  A minute is long
+ * enough for the next sort of a batch, and short because nothing tells a
+ * spill that compresses under the device's pace that the device has since
+ * become faster: it never stalls, so it never measures the device again.
+ * A spill that does stall measures the pace afresh and leaves it anew.
  *
  * Loaded from shared_preload_libraries, the table is in shared memory and
  * every backend learns from every other; loaded otherwise, each backend
@@ -38,7 +42,7 @@
 
 /* devices remembered at once, and for how long after their measurement */
 #define COMPSPILL_DEVICES				16
-#define COMPSPILL_DEVICE_MEMORY_SECS	600
+#define COMPSPILL_DEVICE_MEMORY_SECS	60
 
 typedef struct CompSpillDeviceEntry
 {

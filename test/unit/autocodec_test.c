@@ -945,8 +945,10 @@ test_device_pace(void)
  * storing the page cache's room raw: on the 50 MB/s device, most of its
  * first 32 MB are compressed (a spill that learns stores them raw), and it
  * takes no longer than lz4 throughout; a recalled pace as fast as its own
- * work leaves it raw.  Stray stalls of a descheduled backend leave no
- * pace for later spills.  A spill passes on only a pace it measured
+ * work leaves it raw.  Stray stalls of a descheduled backend from the
+ * start (a device's dirty limit is no 4 MB) leave no pace for later
+ * spills, although the device wrote meanwhile.  A spill passes on only a
+ * pace it measured
  * (CompSpillAutoMeasuredDevice), with the bytes it wrote before its first
  * stall: more than the 32 MB dirty limit, since the device drains the
  * cache while the spill fills it.
@@ -1016,8 +1018,8 @@ test_recalled_pace(void)
 				measured = CompSpillAutoMeasuredDevice(&ac, &ns_per_byte,
 													   &headroom);
 				if (verbose)
-					printf("     longest stall %.0f ms, device bytes %.0f MB\n",
-						   ac.longest_stall / 1e6, ac.device_bytes / MB);
+					printf("     first stall after %.0f MB, device bytes %.0f MB\n",
+						   ac.first_stall / MB, ac.device_bytes / MB);
 			}
 		}
 
