@@ -895,6 +895,17 @@ CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 		return false;
 
 	/*
+	 * A pace recalled from an earlier spill is known from the first block,
+	 * but the spill's own is not, until the writes have spanned a run or
+	 * so: the first few writes, of a few kB each, come back to back and
+	 * measured 1-3 ns a byte where the spill's work is 10-20, which made
+	 * the pace model take zstd for free.  (A spill that sees the device
+	 * itself sees it 20-30 MB in.)
+	 */
+	if (ac->written_bytes < COMPSPILL_AUTO_MIN_SPAN)
+		return false;
+
+	/*
 	 * The wall time between writes, per raw byte, is the spill's own work
 	 * and the choice's compression: take the latter away.
 	 */

@@ -23,9 +23,10 @@
  *
  * Loaded from shared_preload_libraries, the table is in shared memory and
  * every backend learns from every other; loaded otherwise, each backend
- * keeps its own.  COMPSPILL_DEVICES entries, keyed by the device number;
- * a new device takes the oldest entry.  A spinlock covers the few
- * assignments of a look-up or an update, nothing that can fail.
+ * keeps its own.  COMPSPILL_DEVICES entries, keyed by the device and the
+ * file system on it (CompSpillFileDevice); a new device takes the oldest
+ * entry.  A spinlock covers the few assignments of a look-up or an update,
+ * nothing that can fail.
  *
  * IDENTIFICATION
  *	  src/shared/devices.c
@@ -46,7 +47,7 @@
 
 typedef struct CompSpillDeviceEntry
 {
-	uint64		dev;			/* device number; 0: a free entry */
+	uint64		dev;			/* device key; 0: a free entry */
 	TimestampTz measured;		/* when its pace was last measured */
 	double		ns_per_byte;	/* its pace */
 	double		headroom;		/* bytes written before the first stall */
@@ -102,9 +103,9 @@ compspill_device_table(void)
 }
 
 /*
- * Fill in the pace of device dev and the room its page cache gave the
- * spill that measured it, and return true, when a spill measured them in
- * the last COMPSPILL_DEVICE_MEMORY_SECS; else return false.
+ * Fill in the pace of the device of key dev and the room its page cache
+ * gave the spill that measured it, and return true, when a spill measured
+ * them in the last COMPSPILL_DEVICE_MEMORY_SECS; else return false.
  */
 bool
 CompSpillDeviceRecall(uint64 dev, double *ns_per_byte, double *headroom)
@@ -135,8 +136,8 @@ CompSpillDeviceRecall(uint64 dev, double *ns_per_byte, double *headroom)
 }
 
 /*
- * Remember that device dev wrote at ns_per_byte while it held a spill back,
- * after letting headroom bytes into the page cache first.
+ * Remember that the device of key dev wrote at ns_per_byte while it held a
+ * spill back, after letting headroom bytes into the page cache first.
  */
 void
 CompSpillDeviceRemember(uint64 dev, double ns_per_byte, double headroom)

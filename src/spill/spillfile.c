@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "commands/tablespace.h"
+#include "common/hashfn.h"
 #include "executor/instrument.h"
 #include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
@@ -122,7 +123,7 @@ struct CompSpillFile
 
 	/* the block device under the file and its statistics */
 	int8		device_stat;	/* 0 not looked for, 1 found, -1 none */
-	uint64		device;			/* its number, once found */
+	uint64		device;			/* its key, once found */
 	char		device_path[64];	/* /sys/dev/block/MAJ:MIN/stat, or ""
 									 * once it failed */
 
@@ -421,7 +422,9 @@ CompSpillFileRoom(CompSpillFile *file, CompSpillRoomLimit *limit)
 }
 
 /*
- * Return the number of the block device under the file (Linux), or 0 where
+ * Return a key for the block device under the file and the file system on
+ * it (Linux: the device number with the file system's id, so that a loop
+ * device set up again over another image is another device), or 0 where
  * there is none: another system, or a file system with no block device of
  * its own (tmpfs, overlay, NFS).
  */
@@ -431,16 +434,21 @@ CompSpillFileDevice(CompSpillFile *file)
 #ifdef __linux__
 	if (file->device_stat == 0)
 	{
+		int			fd = FileGetRawDesc(file->vfd);
 		struct stat st;
+		struct statvfs vfs;
 
 		file->device_stat = -1;
-		if (fstat(FileGetRawDesc(file->vfd), &st) == 0 &&
-			major(st.st_dev) != 0)
+		if (fstat(fd, &st) == 0 && major(st.st_dev) != 0 &&
+			fstatvfs(fd, &vfs) == 0)
 		{
 			snprintf(file->device_path, sizeof(file->device_path),
 					 "/sys/dev/block/%u:%u/stat",
 					 major(st.st_dev), minor(st.st_dev));
-			file->device = (uint64) st.st_dev;
+			file->device = hash_combine64((uint64) st.st_dev,
+										  (uint64) vfs.f_fsid);
+			if (file->device == 0)
+				file->device = 1;
 			file->device_stat = 1;
 		}
 	}

@@ -941,17 +941,16 @@ test_device_pace(void)
 
 /*
  * A spill that starts from the pace an earlier spill measured on its device
- * (CompSpillAutoRecallDevice) compresses from its first blocks instead of
- * storing the page cache's room raw: on the 50 MB/s device, most of its
- * first 32 MB are compressed (a spill that learns stores them raw), and it
- * takes no longer than lz4 throughout; a recalled pace as fast as its own
- * work leaves it raw.  Stray stalls of a descheduled backend from the
- * start (a device's dirty limit is no 4 MB) leave no pace for later
- * spills, although the device wrote meanwhile.  A spill passes on only a
- * pace it measured
- * (CompSpillAutoMeasuredDevice), with the bytes it wrote before its first
- * stall: more than the 32 MB dirty limit, since the device drains the
- * cache while the spill fills it.
+ * (CompSpillAutoRecallDevice) compresses once its own work is measured (4
+ * MB into it) instead of storing the page cache's room raw: on the 50 MB/s
+ * device, most of its first 32 MB are compressed (a spill that learns
+ * stores them raw), and it takes no longer than lz4 throughout; a recalled
+ * pace as fast as its own work leaves it raw.  Stray stalls of a
+ * descheduled backend from the start (a device's dirty limit is no 4 MB)
+ * leave no pace for later spills, although the device wrote meanwhile.  A
+ * spill passes on only a pace it measured (CompSpillAutoMeasuredDevice),
+ * with the bytes it wrote before its first stall: more than the 32 MB
+ * dirty limit, since the device drains the cache while the spill fills it.
  */
 static void
 test_recalled_pace(void)
@@ -1044,7 +1043,7 @@ test_recalled_pace(void)
 				   t[0] / 1e6, t[1] / 1e6, t[2] / 1e6);
 		if (cases[i].compress)
 			check(measured && headroom >= 32 * MB && headroom <= 160 * MB &&
-				  early[0] <= 0.5 && early[1] >= 0.9 &&
+				  early[0] <= 0.5 && early[1] >= 0.8 &&
 				  t[1] < t[0] && t[1] <= 1.02 * t[2] && !recalled_measured,
 				  test, "measured %d after %.0f MB, early %.0f%% / %.0f%%, "
 				  "%.0f / %.0f / lz4 %.0f ms", (int) measured, headroom / MB,
