@@ -94,16 +94,18 @@
  * CompSpillAutoRecordDevice (spill/codecchoice.c), which sees the pace a
  * span earlier.  A span counts when it holds 4
  * MB or more and its writes waited a quarter of it (on the throttled
- * device, 30-60%).  The wall time between writes, per
- * byte, is the spill's own pace (its work, the codec's included).  With
- * both known, a spill goes at the slower of its work and the device, the
+ * device, 30-60%).  The wall time between writes, less what the blocks
+ * compressed in between took to compress, per raw byte of those blocks,
+ * is the spill's own work (a run's writes come back to back, and the
+ * sort's work for the next run lies between its last and the next run's
+ * first).  With both known, a spill goes at the slower of its work and the device, the
  * two overlapping:
  *
  *		T_c = max(B + C_c + P / R_c, V / R_c) + k * (D_c + Rd / R_c)
  *
  * with V the device's ns per byte, P the cheapest write (the page cache's
  * copy) and B the spill's work per raw byte outside the codec and the
- * writes (its measured pace, per raw byte, less the choice's compression).
+ * writes (measured as above, whatever the codecs of the blocks).
  * Compression pays where the device is the slower, and only as far as it
  * brings the bytes under the device's pace: lz4 at 50 MB/s, raw at 250
  * (the spill's work is slower than the device there).  A stray stall (the
@@ -277,6 +279,19 @@ CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 		double		work = cost->compress_ns_per_byte +
 			pace->copy_ns_per_byte / cost->ratio;
 		double		device = pace->device_ns_per_byte / cost->ratio;
+
+		/*
+		 * The device writes what the page cache cannot hold: the spill's
+		 * last cache_bytes are read back and dropped with the file before
+		 * they reach it.  So a spill that a codec shrinks to little more
+		 * than the cache's room costs the device little more than nothing.
+		 */
+		if (pace->spill_raw_bytes > 0.0 && pace->cache_bytes > 0.0)
+		{
+			double		file = pace->spill_raw_bytes / cost->ratio;
+
+			device *= Max(1.0 - pace->cache_bytes / file, 0.0);
+		}
 
 		/* the base is every codec's: only what exceeds it is counted */
 		return Max(pace->base_ns_per_byte + work, device) -
@@ -532,7 +547,7 @@ CompSpillAutoInit(CompSpillAutoCodec *ac, int zstd_level)
 
 	compspill_auto_estimate_init(&ac->write);
 	compspill_auto_estimate_init(&ac->read);
-	compspill_auto_estimate_init(&ac->produce);
+	compspill_auto_estimate_init(&ac->work);
 	compspill_auto_estimate_init(&ac->device);
 	compspill_auto_estimate_init(&ac->columns);
 
@@ -750,6 +765,8 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 	cs = &ac->codec[codec];
 
 	ac->compressed_bytes += raw;
+	ac->work_raw += raw;
+	ac->work_codec_ns += compspill_auto_ns(seconds);
 	compspill_auto_estimate_add(&cs->compress, raw,
 								compspill_auto_ns(seconds),
 								ac->compressed_bytes,
@@ -759,6 +776,17 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 								(double) Max(storedlen, (Size) 1),
 								ac->compressed_bytes,
 								COMPSPILL_AUTO_CPU_HORIZON, 0.0);
+}
+
+/*
+ * Record a block of rawlen bytes stored raw without a codec tried on it:
+ * no codec's figures change, but the block is part of the spill's work
+ * between two writes (see CompSpillAutoRecordWrite).
+ */
+void
+CompSpillAutoRecordStoredRaw(CompSpillAutoCodec *ac, Size rawlen)
+{
+	ac->work_raw += (double) rawlen;
 }
 
 /*
@@ -786,14 +814,33 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 		ac->write_floor = sample;
 
 	if (ac->direct || !(wall_ns > 0.0))
+	{
+		ac->work_raw = 0.0;
+		ac->work_codec_ns = 0.0;
 		return false;
+	}
 	wall_ns = Max(wall_ns, wait_ns);
 
-	/* the spill's own pace: wall time outside the writes, per file byte */
-	compspill_auto_estimate_add(&ac->produce, (double) bytes,
-								wall_ns - wait_ns, ac->written_bytes,
-								COMPSPILL_AUTO_PACE_HORIZON,
-								COMPSPILL_AUTO_MIN_SAMPLE_NS);
+	/*
+	 * The spill's own work since the last write: the wall time outside the
+	 * writes and the compression of the blocks in between, per raw byte of
+	 * them.  Until the horizon is passed the figure is the plain average
+	 * of what was measured (the horizon is what has been), not weighted
+	 * towards the first writes, which come back to back.
+	 */
+	if (ac->work_raw > 0.0)
+	{
+		ac->work_bytes += ac->work_raw;
+		compspill_auto_estimate_add(&ac->work, ac->work_raw,
+									Max(wall_ns - wait_ns - ac->work_codec_ns,
+										0.0),
+									ac->work_bytes,
+									Min(COMPSPILL_AUTO_PACE_HORIZON,
+										ac->work_bytes - ac->work_raw),
+									COMPSPILL_AUTO_MIN_SAMPLE_NS);
+		ac->work_raw = 0.0;
+		ac->work_codec_ns = 0.0;
+	}
 
 	/* the device's: the bytes written from one stall to the next */
 	ac->span_bytes += (double) bytes;
@@ -809,7 +856,7 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 										ac->span_ns, ac->device_bytes,
 										COMPSPILL_AUTO_PACE_HORIZON, 0.0);
 		}
-		if (!ac->stalled)
+		if (!ac->stalled && !ac->device_recalled)
 			ac->first_stall = ac->written_bytes;
 		ac->stalled = true;
 		ac->span_bytes = 0.0;
@@ -843,12 +890,25 @@ CompSpillAutoRecordDevice(CompSpillAutoCodec *ac, double bytes,
  * seen it, until its own spans and watches replace the figure.
  */
 void
-CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte)
+CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte,
+						  double headroom)
 {
 	if (!(ns_per_byte > 0.0) || ac->device.known)
 		return;
 	compspill_auto_estimate_set(&ac->device, ns_per_byte);
+	ac->first_stall = Max(headroom, 0.0);
 	ac->device_recalled = true;
+}
+
+/*
+ * Say how many raw bytes the whole spill is expected to hold (0: not
+ * known): with the device's pace known, the last of them stay in the page
+ * cache (CompSpillAutoModelTime).
+ */
+void
+CompSpillAutoSetExpectedRaw(CompSpillAutoCodec *ac, double raw_bytes)
+{
+	ac->expected_raw = Max(raw_bytes, 0.0);
 }
 
 /*
@@ -887,11 +947,7 @@ bool
 CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 						 CompSpillDevicePace *pace)
 {
-	const CompSpillAutoCodecState *cs = &ac->codec[ac->choice];
-	double		base;
-
-	if (ac->direct || !ac->device.known || !ac->produce.known ||
-		!cs->compress.known || !cs->stored.known)
+	if (ac->direct || !ac->device.known || !ac->work.known)
 		return false;
 
 	/*
@@ -905,14 +961,12 @@ CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 	if (ac->written_bytes < COMPSPILL_AUTO_MIN_SPAN)
 		return false;
 
-	/*
-	 * The wall time between writes, per raw byte, is the spill's own work
-	 * and the choice's compression: take the latter away.
-	 */
-	base = ac->produce.value * cs->stored.value - cs->compress.value;
 	pace->device_ns_per_byte = ac->device.value;
-	pace->base_ns_per_byte = Max(base, 0.0);
+	pace->base_ns_per_byte = ac->work.value;
 	pace->copy_ns_per_byte = Max(ac->write_floor, 0.0);
+	pace->cache_bytes = ac->first_stall;
+	pace->spill_raw_bytes = ac->expected_raw > 0.0 ?
+		Max(ac->expected_raw, ac->work_bytes + ac->work_raw) : 0.0;
 	return true;
 }
 

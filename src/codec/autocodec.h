@@ -43,6 +43,11 @@ typedef struct CompSpillDevicePace
 									 * outside the codec and the writes */
 	double		copy_ns_per_byte;	/* a write's own cost per file byte
 									 * (the page cache's copy) */
+	double		cache_bytes;	/* file bytes the page cache took before
+								 * the device held the spill back: the
+								 * spill's last ones never reach it */
+	double		spill_raw_bytes;	/* raw bytes the whole spill is
+									 * expected to hold, 0 if unknown */
 } CompSpillDevicePace;
 
 /*
@@ -75,6 +80,9 @@ extern bool CompSpillAutoProbing(const CompSpillAutoCodec *ac);
 extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,
 										Size storedlen, double seconds);
+extern void CompSpillAutoRecordStoredRaw(CompSpillAutoCodec *ac, Size rawlen);
+extern void CompSpillAutoSetExpectedRaw(CompSpillAutoCodec *ac,
+										double raw_bytes);
 extern bool CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,
 									 double seconds, double elapsed);
 extern void CompSpillAutoRecordDevice(CompSpillAutoCodec *ac, double bytes,
@@ -95,7 +103,7 @@ extern void CompSpillAutoCurrentCosts(const CompSpillAutoCodec *ac,
 extern bool CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 									 CompSpillDevicePace *pace);
 extern void CompSpillAutoRecallDevice(CompSpillAutoCodec *ac,
-									  double ns_per_byte);
+									  double ns_per_byte, double headroom);
 extern bool CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac,
 										double *ns_per_byte,
 										double *headroom);

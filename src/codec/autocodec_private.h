@@ -80,9 +80,16 @@ struct CompSpillAutoCodec
 								 * room, or INFINITY: no limit */
 	CompSpillAutoEstimate read; /* ns per file byte read */
 	/* the device, when it holds buffered writes back (autocodec.c) */
-	CompSpillAutoEstimate produce;	/* wall ns between writes per file byte */
+	double		work_raw;		/* raw bytes compressed since the last write */
+	double		work_codec_ns;	/* and the ns their compression took */
+	double		work_bytes;		/* raw bytes of the work samples */
+	CompSpillAutoEstimate work; /* the spill's own wall ns per raw byte,
+								 * outside the codec and the writes */
 	bool		stalled;		/* a write has stalled */
-	double		first_stall;	/* file bytes written by the first stall */
+	double		first_stall;	/* file bytes written by the first stall,
+								 * or recalled with the device's pace */
+	double		expected_raw;	/* raw bytes the spill is expected to
+								 * hold, 0 if unknown */
 	bool		device_recalled;	/* device's value is an earlier spill's */
 	double		span_bytes;		/* file bytes written since that stall */
 	double		span_ns;		/* wall ns since then */

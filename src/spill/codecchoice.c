@@ -121,7 +121,7 @@ compspill_recall_device(CompSpillSpiller *sp)
 							  &headroom) &&
 		expected > headroom)
 	{
-		CompSpillAutoRecallDevice(sp->ac, ns_per_byte);
+		CompSpillAutoRecallDevice(sp->ac, ns_per_byte, headroom);
 		sp->stats->device_mbps = (float4) (1e3 / ns_per_byte);
 	}
 }
@@ -179,6 +179,9 @@ compspill_room_check(CompSpillSpiller *sp)
 	else
 		per_row = sp->expected_width + COMPSPILL_ROW_HEADER;
 	need = left * per_row;
+
+	/* the spill's size as the plan expects it, for the device's share */
+	CompSpillAutoSetExpectedRaw(sp->ac, (done + left) * per_row);
 
 	room = CompSpillFileRoom(sp->file, &limit);
 	if (limit == COMPSPILL_ROOM_NONE)

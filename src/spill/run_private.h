@@ -80,7 +80,8 @@ struct CompSpillSpiller
 	CompSpillAutoCodec *ac;		/* its state, in sp's chunk (spiller.c) */
 	int64		ac_written;
 	instr_time	ac_write_time;
-	instr_time	ac_write_wall;	/* when the last write was fed */
+	instr_time	ac_write_wall;	/* when the last write was fed, or the
+								 * spill began */
 	int64		dev_mark;		/* the device's bytes written when a stall
 								 * was seen, or -1 (codecchoice.c) */
 	instr_time	dev_mark_time;	/* and when */

@@ -362,6 +362,8 @@ compspill_emit_frame(CompSpillSpiller *sp)
 		INSTR_TIME_ACCUM_DIFF(sp->stats->encode_time, end, start);
 		stored_len = rawlen;
 		stored_codec = COMPSPILL_CODEC_NONE;
+		if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+			CompSpillAutoRecordStoredRaw(sp->ac, rawlen);
 	}
 	else
 	{

@@ -84,7 +84,11 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 										 compspill_zstd_dict_size(set),
 										 block_size);
 	if (set->codec == COMPSPILL_CODEC_AUTO)
+	{
 		CompSpillAutoInit(sp->ac, set->level);
+		/* the first run's sort comes before its first write: count it */
+		INSTR_TIME_SET_CURRENT(sp->ac_write_wall);
+	}
 	sp->dev_mark = -1;
 	stats->queryid = set->queryid;
 	stats->codec = set->codec;

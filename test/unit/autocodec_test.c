@@ -997,7 +997,7 @@ test_recalled_pace(void)
 			/* a device that keeps up shows no pace: recall its own */
 			if (run == 1)
 				CompSpillAutoRecallDevice(&ac, measured ? ns_per_byte :
-										  cases[i].device_ns);
+										  cases[i].device_ns, headroom);
 			for (double raw = 0.0; raw < 320 * MB; raw += 4 * MB)
 			{
 				wbsim_run(&ws, &sim, &ac, 4 * MB, run == 2 ? LZ4 : -1, used);
@@ -1029,7 +1029,7 @@ test_recalled_pace(void)
 			double		room;
 
 			CompSpillAutoInit(&ac, 1);
-			CompSpillAutoRecallDevice(&ac, 20.0);
+			CompSpillAutoRecallDevice(&ac, 20.0, 32.0 * MB);
 			recalled_measured = CompSpillAutoMeasuredDevice(&ac, &ns, &room);
 		}
 
