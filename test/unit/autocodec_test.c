@@ -940,6 +940,49 @@ test_device_pace(void)
 }
 
 /*
+ * The device writes only what the page cache cannot hold: a spill's last
+ * bytes, as many as the cache took before the first stall, are dropped
+ * with the file before they reach it (CompSpillAutoModelTime).  With 90
+ * MB expected, a 50 MB/s device and 30 MB of room, raw waits on the device
+ * for 60 MB and lz4 (ratio 2) for 15, under its CPU; with 60 MB of room
+ * raw's 30 MB take the device about as long as the spill's own work, and
+ * raw wins.  Without the
+ * expected size the device is charged for every byte, as before.
+ */
+static void
+test_cache_room(void)
+{
+	const double MB = 1024.0 * 1024.0;
+	CompSpillCodecCost raw = {0.0, 0.0, 1.0, true};
+	CompSpillCodecCost lz4 = {2.0, 0.4, 2.0, true};
+	CompSpillDevicePace pace = {20.0, 6.0, 0.3, 30 * MB, 90 * MB};
+	double		t_raw;
+	double		t_lz4;
+
+	/*
+	 * Less the base, plus the reads: raw max(6.3, 20 * 60/90), lz4 max(6 +
+	 * 2.15, 10 * 15/45)
+	 */
+	t_raw = CompSpillAutoModelTime(&raw, 0.3, 0.3, 1.0, &pace);
+	t_lz4 = CompSpillAutoModelTime(&lz4, 0.3, 0.3, 1.0, &pace);
+	check(fabs(t_raw - (20.0 * 60 / 90 - 6.0 + 0.3)) < 1e-9 &&
+		  fabs(t_lz4 - (2.15 + 0.55)) < 1e-9 && t_lz4 < t_raw,
+		  "cache room 30 MB", "raw %.3f, lz4 %.3f", t_raw, t_lz4);
+
+	pace.cache_bytes = 60 * MB;
+	t_raw = CompSpillAutoModelTime(&raw, 0.3, 0.3, 1.0, &pace);
+	t_lz4 = CompSpillAutoModelTime(&lz4, 0.3, 0.3, 1.0, &pace);
+	check(fabs(t_raw - (20.0 * 30 / 90 - 6.0 + 0.3)) < 1e-9 &&
+		  fabs(t_lz4 - (2.15 + 0.55)) < 1e-9 && t_raw < t_lz4,
+		  "cache room 60 MB", "raw %.3f, lz4 %.3f", t_raw, t_lz4);
+
+	pace.spill_raw_bytes = 0.0;
+	t_raw = CompSpillAutoModelTime(&raw, 0.3, 0.3, 1.0, &pace);
+	check(fabs(t_raw - (20.0 - 6.0 + 0.3)) < 1e-9, "cache room, size unknown",
+		  "raw %.3f", t_raw);
+}
+
+/*
  * A spill that starts from the pace an earlier spill measured on its device
  * (CompSpillAutoRecallDevice) compresses once its own work is measured (4
  * MB into it) instead of storing the page cache's room raw: on the 50 MB/s
@@ -1274,6 +1317,7 @@ main(int argc, char **argv)
 	test_no_choice_before_writes();
 	test_device_pace();
 	test_recalled_pace();
+	test_cache_room();
 	test_read_prior();
 	test_frame_kind();
 	test_room();
