@@ -98,14 +98,23 @@
  * compressed in between took to compress, per raw byte of those blocks,
  * is the spill's own work (a run's writes come back to back, and the
  * sort's work for the next run lies between its last and the next run's
- * first).  With both known, a spill goes at the slower of its work and the device, the
- * two overlapping:
+ * first).  With both known, a spill goes at the slower of its work and
+ * the device, the two overlapping:
  *
- *		T_c = max(B + C_c + P / R_c, V / R_c) + k * (D_c + Rd / R_c)
+ *		T_c = ||B + C_c + P / R_c, s_c V / R_c||_4 + k * (D_c + Rd / R_c)
  *
  * with V the device's ns per byte, P the cheapest write (the page cache's
- * copy) and B the spill's work per raw byte outside the codec and the
- * writes (measured as above, whatever the codecs of the blocks).
+ * copy), B the spill's work per raw byte outside the codec and the
+ * writes (measured as above, whatever the codecs of the blocks, from a
+ * sort's second run on), and s_c the share of the spill's file the device
+ * must write: all of it but the page cache's room, the bytes written
+ * before the first stall, which are read back and dropped with the file
+ * before the kernel writes them (of the file at the size the plan
+ * expects).  The slower of the two is their 4-norm, not their maximum:
+ * the writes come in bursts between the reading of the runs' rows and get
+ * through the dirty limit in bursts, so the writer waits now and then
+ * where the device keeps up on average (storing raw took 1.08-1.10x lz4's
+ * time on the throttled 50 MB/s disk where the maximum found them equal).
  * Compression pays where the device is the slower, and only as far as it
  * brings the bytes under the device's pace: lz4 at 50 MB/s, raw at 250
  * (the spill's work is slower than the device there).  A stray stall (the
@@ -114,8 +123,8 @@
  * such spans wait little, and the share they must wait keeps them out.
  * Spills that never stall (the page cache, a device that keeps up) keep
  * the linear model above.  What a spill stores raw before its first stall
- * is the price of learning the device; a pace a spill measured over a
- * real stall is handed on (CompSpillAutoMeasuredDevice) to later spills on
+ * is the price of learning the device; a pace a spill measured is handed
+ * on (CompSpillAutoMeasuredDevice) to later spills on
  * the same device (spill/codecchoice.c, shared/devices.c), which start
  * from it (CompSpillAutoRecallDevice) until their own measurements take
  * over.
@@ -262,6 +271,24 @@ static CompSpillCodec compspill_auto_hand_out(CompSpillAutoCodec *ac,
 											  bool probe);
 
 /*
+ * The time of two stages that overlap imperfectly, each taking a and b
+ * alone (see CompSpillAutoModelTime)
+ */
+#define COMPSPILL_AUTO_OVERLAP_NORM		4.0
+
+static double
+compspill_auto_overlap(double a, double b)
+{
+	double		hi = Max(a, b);
+
+	if (!(hi > 0.0))
+		return 0.0;
+	return hi * pow(pow(a / hi, COMPSPILL_AUTO_OVERLAP_NORM) +
+					pow(b / hi, COMPSPILL_AUTO_OVERLAP_NORM),
+					1.0 / COMPSPILL_AUTO_OVERLAP_NORM);
+}
+
+/*
  * Return the model's time per raw byte for a codec with the given costs;
  * with pace (not NULL), writes go at a device's pace behind the page cache,
  * overlapped with the spill's work (see the file header).
@@ -293,8 +320,19 @@ CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 			device *= Max(1.0 - pace->cache_bytes / file, 0.0);
 		}
 
-		/* the base is every codec's: only what exceeds it is counted */
-		return Max(pace->base_ns_per_byte + work, device) -
+		/*
+		 * The spill and the device overlap, but not perfectly: the runs'
+		 * writes come in bursts between the reading of their rows, and
+		 * the kernel lets them through the dirty limit in bursts too, so
+		 * the writer waits now and then even where the device keeps up on
+		 * average.  The slower of the two is taken as a p-norm of both
+		 * (COMPSPILL_AUTO_OVERLAP_NORM), 1.19 times either where they
+		 * are equal and the slower alone where one is far the slower.  On
+		 * the throttled 50 MB/s disk, a plain maximum found storing raw
+		 * as fast as lz4, where it took 1.08-1.10x lz4's time.  The base
+		 * is every codec's: only what exceeds it is counted.
+		 */
+		return compspill_auto_overlap(pace->base_ns_per_byte + work, device) -
 			pace->base_ns_per_byte + reading;
 	}
 	return cost->compress_ns_per_byte + write_ns_per_byte / cost->ratio +
@@ -765,6 +803,7 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 	cs = &ac->codec[codec];
 
 	ac->compressed_bytes += raw;
+	ac->raw_bytes += raw;
 	ac->work_raw += raw;
 	ac->work_codec_ns += compspill_auto_ns(seconds);
 	compspill_auto_estimate_add(&cs->compress, raw,
@@ -786,6 +825,7 @@ CompSpillAutoRecordCompress(CompSpillAutoCodec *ac, CompSpillCodec codec,
 void
 CompSpillAutoRecordStoredRaw(CompSpillAutoCodec *ac, Size rawlen)
 {
+	ac->raw_bytes += (double) rawlen;
 	ac->work_raw += (double) rawlen;
 }
 
@@ -901,6 +941,20 @@ CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte,
 }
 
 /*
+ * Say that a sort's first run is written.  Its writes came after the sort
+ * of rows read before the spill began, so they hold little of the spill's
+ * work per byte (2-3 ns where the later runs' hold 13-15, with the reading
+ * of their rows between one run's last write and the next one's first):
+ * the spill's work is measured from the next run on.
+ */
+void
+CompSpillAutoFirstRunDone(CompSpillAutoCodec *ac)
+{
+	compspill_auto_estimate_init(&ac->work);
+	ac->work_bytes = 0.0;
+}
+
+/*
  * Say how many raw bytes the whole spill is expected to hold (0: not
  * known): with the device's pace known, the last of them stay in the page
  * cache (CompSpillAutoModelTime).
@@ -952,11 +1006,9 @@ CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 
 	/*
 	 * A pace recalled from an earlier spill is known from the first block,
-	 * but the spill's own is not, until the writes have spanned a run or
-	 * so: the first few writes, of a few kB each, come back to back and
-	 * measured 1-3 ns a byte where the spill's work is 10-20, which made
-	 * the pace model take zstd for free.  (A spill that sees the device
-	 * itself sees it 20-30 MB in.)
+	 * the spill's own work once a few writes have measured it: 4 MB of
+	 * them, a sort's second run (see CompSpillAutoFirstRunDone).  (A spill
+	 * that sees the device itself sees it 20-30 MB in.)
 	 */
 	if (ac->written_bytes < COMPSPILL_AUTO_MIN_SPAN)
 		return false;
@@ -966,7 +1018,7 @@ CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 	pace->copy_ns_per_byte = Max(ac->write_floor, 0.0);
 	pace->cache_bytes = ac->first_stall;
 	pace->spill_raw_bytes = ac->expected_raw > 0.0 ?
-		Max(ac->expected_raw, ac->work_bytes + ac->work_raw) : 0.0;
+		Max(ac->expected_raw, ac->raw_bytes) : 0.0;
 	return true;
 }
 

@@ -81,6 +81,7 @@ extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										CompSpillCodec codec, Size rawlen,
 										Size storedlen, double seconds);
 extern void CompSpillAutoRecordStoredRaw(CompSpillAutoCodec *ac, Size rawlen);
+extern void CompSpillAutoFirstRunDone(CompSpillAutoCodec *ac);
 extern void CompSpillAutoSetExpectedRaw(CompSpillAutoCodec *ac,
 										double raw_bytes);
 extern bool CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,

@@ -80,6 +80,7 @@ struct CompSpillAutoCodec
 								 * room, or INFINITY: no limit */
 	CompSpillAutoEstimate read; /* ns per file byte read */
 	/* the device, when it holds buffered writes back (autocodec.c) */
+	double		raw_bytes;		/* raw bytes of all blocks so far */
 	double		work_raw;		/* raw bytes compressed since the last write */
 	double		work_codec_ns;	/* and the ns their compression took */
 	double		work_bytes;		/* raw bytes of the work samples */

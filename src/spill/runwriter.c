@@ -262,7 +262,12 @@ CompSpillRunEnd(CompSpillSpiller *sp)
 	compspill_emit_frame(sp);
 	sp->run->len = CompSpillFileEndStream(sp->file);
 	if (sp->run->level == 0)
+	{
+		/* auto: the first run's writes held none of the sort's reading */
+		if (sp->rows_formed == 0 && sp->set.codec == COMPSPILL_CODEC_AUTO)
+			CompSpillAutoFirstRunDone(sp->ac);
 		sp->rows_formed += sp->run->nrows;
+	}
 	sp->run = NULL;
 }
 
