@@ -271,6 +271,22 @@ static CompSpillCodec compspill_auto_hand_out(CompSpillAutoCodec *ac,
 											  bool probe);
 
 /*
+ * The share of a spill's file, stored at ratio, that the device must write:
+ * what the page cache cannot hold.  The spill's last cache_bytes are read
+ * back and dropped with the file before they reach the device, so a spill
+ * that a codec shrinks to little more than the cache's room costs the
+ * device little more than nothing.
+ */
+static double
+compspill_auto_device_share(const CompSpillDevicePace *pace, double ratio)
+{
+	if (pace->spill_raw_bytes > 0.0 && pace->cache_bytes > 0.0)
+		return Max(1.0 - pace->cache_bytes * ratio / pace->spill_raw_bytes,
+				   0.0);
+	return 1.0;
+}
+
+/*
  * The time of two stages that overlap imperfectly, each taking a and b
  * alone (see CompSpillAutoModelTime)
  */
@@ -305,20 +321,8 @@ CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 	{
 		double		work = cost->compress_ns_per_byte +
 			pace->copy_ns_per_byte / cost->ratio;
-		double		device = pace->device_ns_per_byte / cost->ratio;
-
-		/*
-		 * The device writes what the page cache cannot hold: the spill's
-		 * last cache_bytes are read back and dropped with the file before
-		 * they reach it.  So a spill that a codec shrinks to little more
-		 * than the cache's room costs the device little more than nothing.
-		 */
-		if (pace->spill_raw_bytes > 0.0 && pace->cache_bytes > 0.0)
-		{
-			double		file = pace->spill_raw_bytes / cost->ratio;
-
-			device *= Max(1.0 - pace->cache_bytes / file, 0.0);
-		}
+		double		device = pace->device_ns_per_byte / cost->ratio *
+			compspill_auto_device_share(pace, cost->ratio);
 
 		/*
 		 * The spill and the device overlap, but not perfectly: the runs'
@@ -1098,7 +1102,9 @@ CompSpillAutoRecordColumns(CompSpillAutoCodec *ac, Size row_bytes,
  * share of bytes column frames save, costs less than that, or when I/O has
  * not been measured yet (a sort's first run, which the temp files' page
  * cache nearly always takes: its writes are timed and decide the next
- * runs); never when room is short or a device holds the writes back.
+ * runs); never when room is short.  Behind a device that holds the
+ * writes back, column frames while the choice compresses or the device is
+ * the slower, row frames while the spill's own work is.
  * While the choice compresses, what the
  * codec makes of either kind decides the bytes, not the encodings alone,
  * and the assumed saving holds.  The codec of each frame is chosen as
@@ -1118,8 +1124,22 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	double		saved = COMPSPILL_AUTO_COLUMN_SHRINK;
 	CompSpillDevicePace pace;
 
-	if (CompSpillAutoRoomShort(ac) || CompSpillAutoCurrentPace(ac, &pace))
+	if (CompSpillAutoRoomShort(ac))
 		return false;
+	if (CompSpillAutoCurrentPace(ac, &pace))
+	{
+		/*
+		 * Behind a device that holds the spill back, column frames when the
+		 * choice compresses (a codec makes more of them), or when the
+		 * device is the slower even for raw frames; row frames when the
+		 * spill's own work is (at 250 MB/s, where column frames only add
+		 * their CPU).
+		 */
+		if (!CompSpillAutoStoresRaw(ac))
+			return false;
+		return pace.device_ns_per_byte * compspill_auto_device_share(&pace, 1.0) <=
+			pace.base_ns_per_byte + pace.copy_ns_per_byte;
+	}
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);
