@@ -845,6 +845,24 @@ test_writes(void)
 }
 
 /*
+ * Set up a spill whose own work (12 ns a raw byte) is nearly as slow as a
+ * 50 MB/s device, with lz4 (1.5 ns, 1.7x) and zstd (5 ns, 2x), for the
+ * tests of a device's pace
+ */
+static void
+paced_sim_init(Sim *sim, WbSim *ws, CompSpillAutoCodec *ac, double device_ns)
+{
+	sim_init(sim, 0.0);
+	sim->compress_ns[LZ4] = 1.5;
+	sim->ratio[LZ4] = 1.7;
+	sim->compress_ns[ZSTD] = 5.0;
+	sim->ratio[ZSTD] = 2.0;
+	wbsim_init(ws, device_ns);
+	ws->base_ns = 12.0;
+	CompSpillAutoInit(ac, 1);
+}
+
+/*
  * A spill whose own work nearly keeps up with the device (lineitem's column
  * frames stored raw on the throttled 50 MB/s device: 15 ns of work per
  * byte, the device 20): its writes wait only a fifth of its time, a few ns
@@ -891,15 +909,8 @@ test_device_pace(void)
 			CompSpillAutoCodec ac;
 			double		next_stall = cases[i].stall_every_mb * MB;
 
-			sim_init(&sim, 0.0);
-			sim.compress_ns[LZ4] = 1.5;
-			sim.ratio[LZ4] = 1.7;
-			sim.compress_ns[ZSTD] = 5.0;
-			sim.ratio[ZSTD] = 2.0;
-			wbsim_init(&ws, cases[i].device_ns);
-			ws.base_ns = 12.0;
+			paced_sim_init(&sim, &ws, &ac, cases[i].device_ns);
 			ws.device_stats = cases[i].device_stats;
-			CompSpillAutoInit(&ac, 1);
 			for (double raw = 0.0; raw < 320 * MB; raw += 4 * MB)
 			{
 				wbsim_run(&ws, &sim, &ac, 4 * MB,
@@ -1073,14 +1084,7 @@ test_recalled_pace(void)
 			CompSpillAutoCodec ac;
 			int64		used[3] = {0, 0, 0};
 
-			sim_init(&sim, 0.0);
-			sim.compress_ns[LZ4] = 1.5;
-			sim.ratio[LZ4] = 1.7;
-			sim.compress_ns[ZSTD] = 5.0;
-			sim.ratio[ZSTD] = 2.0;
-			wbsim_init(&ws, cases[i].device_ns);
-			ws.base_ns = 12.0;
-			CompSpillAutoInit(&ac, 1);
+			paced_sim_init(&sim, &ws, &ac, cases[i].device_ns);
 			/* a device that keeps up shows no pace: recall its own */
 			if (run == 1)
 				CompSpillAutoRecallDevice(&ac, measured ? ns_per_byte :
