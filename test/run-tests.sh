@@ -157,8 +157,8 @@ run_suite()
 		echo "installed $($PG_CONFIG --pkglibdir)/compspill.so"
 	fi
 
-	# 3. unit tests of the codec chooser, the compressor and the sorter's
-	# array growth, no server needed
+	# 3. unit tests of the codec chooser, the compressor, the sorter's
+	# array growth and the devices' table, no server needed
 	if [ -z "${TAP_TESTS_ONLY:-}" ]; then
 		step "unit tests (test/unit)"
 		unit_log=$(mktemp -t compspill-unit.XXXXXX)
