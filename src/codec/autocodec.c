@@ -124,10 +124,9 @@
  * Spills that never stall (the page cache, a device that keeps up) keep
  * the linear model above.  What a spill stores raw before its first stall
  * is the price of learning the device; a pace a spill measured is handed
- * on (CompSpillAutoMeasuredDevice) to later spills on
- * the same device (spill/codecchoice.c, shared/devices.c), which start
- * from it (CompSpillAutoRecallDevice) until their own measurements take
- * over.
+ * on (CompSpillAutoMeasuredDevice) to later spills on the same device
+ * (spill/codecchoice.c, shared/devices.c), which start from it
+ * (CompSpillAutoRecallDevice) until their own measurements take over.
  *
  * Reads.  In a sort every run is written before any is read, so the reads
  * of the final merge come too late to weigh anything; they count for the
@@ -288,7 +287,8 @@ compspill_auto_device_share(const CompSpillDevicePace *pace, double ratio)
 
 /*
  * The time of two stages that overlap imperfectly, each taking a and b
- * alone (see CompSpillAutoModelTime)
+ * alone: their p-norm, 1.19 times either where they are equal (p = 4), the
+ * slower alone where one is far the slower (see the file header)
  */
 #define COMPSPILL_AUTO_OVERLAP_NORM		4.0
 
@@ -325,16 +325,9 @@ CompSpillAutoModelTime(const CompSpillCodecCost *cost,
 			compspill_auto_device_share(pace, cost->ratio);
 
 		/*
-		 * The spill and the device overlap, but not perfectly: the runs'
-		 * writes come in bursts between the reading of their rows, and
-		 * the kernel lets them through the dirty limit in bursts too, so
-		 * the writer waits now and then even where the device keeps up on
-		 * average.  The slower of the two is taken as a p-norm of both
-		 * (COMPSPILL_AUTO_OVERLAP_NORM), 1.19 times either where they
-		 * are equal and the slower alone where one is far the slower.  On
-		 * the throttled 50 MB/s disk, a plain maximum found storing raw
-		 * as fast as lz4, where it took 1.08-1.10x lz4's time.  The base
-		 * is every codec's: only what exceeds it is counted.
+		 * The spill and the device overlap imperfectly (see the file
+		 * header).  The base is every codec's: only what exceeds it is
+		 * counted.
 		 */
 		return compspill_auto_overlap(pace->base_ns_per_byte + work, device) -
 			pace->base_ns_per_byte + reading;
@@ -857,14 +850,6 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;
 
-	if (ac->direct || !(wall_ns > 0.0))
-	{
-		ac->work_raw = 0.0;
-		ac->work_codec_ns = 0.0;
-		return false;
-	}
-	wall_ns = Max(wall_ns, wait_ns);
-
 	/*
 	 * The spill's own work since the last write: the wall time outside the
 	 * writes and the compression of the blocks in between, per raw byte of
@@ -872,7 +857,7 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 	 * of what was measured (the horizon is what has been), not weighted
 	 * towards the first writes, which come back to back.
 	 */
-	if (ac->work_raw > 0.0)
+	if (!ac->direct && wall_ns > 0.0 && ac->work_raw > 0.0)
 	{
 		ac->work_bytes += ac->work_raw;
 		compspill_auto_estimate_add(&ac->work, ac->work_raw,
@@ -882,9 +867,13 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 									Min(COMPSPILL_AUTO_PACE_HORIZON,
 										ac->work_bytes - ac->work_raw),
 									COMPSPILL_AUTO_MIN_SAMPLE_NS);
-		ac->work_raw = 0.0;
-		ac->work_codec_ns = 0.0;
 	}
+	ac->work_raw = 0.0;
+	ac->work_codec_ns = 0.0;
+
+	if (ac->direct || !(wall_ns > 0.0))
+		return false;
+	wall_ns = Max(wall_ns, wait_ns);
 
 	/* the device's: the bytes written from one stall to the next */
 	ac->span_bytes += (double) bytes;
@@ -901,7 +890,7 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 										COMPSPILL_AUTO_PACE_HORIZON, 0.0);
 		}
 		if (!ac->stalled && !ac->device_recalled)
-			ac->first_stall = ac->written_bytes;
+			ac->cache_room = ac->written_bytes;
 		ac->stalled = true;
 		ac->span_bytes = 0.0;
 		ac->span_ns = 0.0;
@@ -940,7 +929,7 @@ CompSpillAutoRecallDevice(CompSpillAutoCodec *ac, double ns_per_byte,
 	if (!(ns_per_byte > 0.0) || ac->device.known)
 		return;
 	compspill_auto_estimate_set(&ac->device, ns_per_byte);
-	ac->first_stall = Max(headroom, 0.0);
+	ac->cache_room = Max(headroom, 0.0);
 	ac->device_recalled = true;
 }
 
@@ -990,10 +979,10 @@ CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac, double *ns_per_byte,
 {
 	if (!ac->device.known ||
 		ac->device_bytes < COMPSPILL_AUTO_REMEMBER_BYTES ||
-		ac->first_stall < COMPSPILL_AUTO_REMEMBER_ROOM)
+		ac->cache_room < COMPSPILL_AUTO_REMEMBER_ROOM)
 		return false;
 	*ns_per_byte = ac->device.value;
-	*headroom = ac->first_stall;
+	*headroom = ac->cache_room;
 	return true;
 }
 
@@ -1020,7 +1009,7 @@ CompSpillAutoCurrentPace(const CompSpillAutoCodec *ac,
 	pace->device_ns_per_byte = ac->device.value;
 	pace->base_ns_per_byte = ac->work.value;
 	pace->copy_ns_per_byte = Max(ac->write_floor, 0.0);
-	pace->cache_bytes = ac->first_stall;
+	pace->cache_bytes = ac->cache_room;
 	pace->spill_raw_bytes = ac->expected_raw > 0.0 ?
 		Max(ac->expected_raw, ac->raw_bytes) : 0.0;
 	return true;
@@ -1137,7 +1126,8 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 		 */
 		if (!CompSpillAutoStoresRaw(ac))
 			return false;
-		return pace.device_ns_per_byte * compspill_auto_device_share(&pace, 1.0) <=
+		return pace.device_ns_per_byte *
+			compspill_auto_device_share(&pace, 1.0) <=
 			pace.base_ns_per_byte + pace.copy_ns_per_byte;
 	}
 	if (!ac->write.known)

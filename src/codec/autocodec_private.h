@@ -87,8 +87,9 @@ struct CompSpillAutoCodec
 	CompSpillAutoEstimate work; /* the spill's own wall ns per raw byte,
 								 * outside the codec and the writes */
 	bool		stalled;		/* a write has stalled */
-	double		first_stall;	/* file bytes written by the first stall,
-								 * or recalled with the device's pace */
+	double		cache_room;		/* file bytes the page cache took before the
+								 * first stall: this spill's, or recalled
+								 * with the device's pace */
 	double		expected_raw;	/* raw bytes the spill is expected to
 								 * hold, 0 if unknown */
 	bool		device_recalled;	/* device's value is an earlier spill's */

@@ -1111,7 +1111,7 @@ test_recalled_pace(void)
 													   &headroom);
 				if (verbose)
 					printf("     first stall after %.0f MB, device bytes %.0f MB\n",
-						   ac.first_stall / MB, ac.device_bytes / MB);
+						   ac.cache_room / MB, ac.device_bytes / MB);
 			}
 		}
 
