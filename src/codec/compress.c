@@ -375,6 +375,20 @@ compspill_free_zstd_cctx(CompSpillCompressor *comp)
 }
 
 /*
+ * Free lz4's state, for a spill that goes on with zstd only; the next block
+ * compressed with lz4 makes it again.
+ */
+void
+CompSpillCompressorEndLz4(CompSpillCompressor *comp)
+{
+	if (comp->lz4state != NULL)
+	{
+		pfree(comp->lz4state);
+		comp->lz4state = NULL;
+	}
+}
+
+/*
  * Free what the compressor holds only for compressing, for a phase that
  * only reads; the next block compressed makes it again.
  */
@@ -382,11 +396,7 @@ void
 CompSpillCompressorEndWrites(CompSpillCompressor *comp)
 {
 	compspill_free_zstd_cctx(comp);
-	if (comp->lz4state != NULL)
-	{
-		pfree(comp->lz4state);
-		comp->lz4state = NULL;
-	}
+	CompSpillCompressorEndLz4(comp);
 }
 
 /*

@@ -30,6 +30,7 @@ extern void CompSpillCompressorSetDictionary(CompSpillCompressor *comp,
 extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
 extern Size CompSpillCompressorWriteMemory(CompSpillCompressor *comp);
 extern void CompSpillCompressorEndWrites(CompSpillCompressor *comp);
+extern void CompSpillCompressorEndLz4(CompSpillCompressor *comp);
 extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,
 									  CompSpillCodec codec, bool compressing);
 extern Size CompSpillCodecMemoryEstimate(CompSpillCodec codec, int zstd_level,

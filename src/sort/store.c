@@ -190,6 +190,7 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 					const CompSpillSettings *set, int npos, const char *what)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
+	CompSpillSettings light;
 	Size		block;
 	Size		write;
 	int64		writer;
@@ -222,12 +223,16 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	 * estimate of its writer and three blocks at the sizes the policy gives
 	 * it, and a 32nd of work_mem, smaller still, as a spill's fixed costs
 	 * pass so small a work_mem anyway (and native's 8kB file buffer is an
-	 * eighth of 64kB).
+	 * eighth of 64kB).  The rows held are written with lz4 where zstd would
+	 * be chosen (codec = zstd or auto), whose state (90-250kB with its
+	 * dictionary) has no room beside them: zstd's comes once their memory
+	 * is free (compspill_store_spill).
 	 */
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
+	light = CompSpillLightSettings(&st->set);
 	writer = CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
 										COMPSPILL_MIN_WRITE_SIZE) +
-		CompSpillMallocEstimate(&st->set, COMPSPILL_MIN_BLOCK_SIZE);
+		CompSpillMallocEstimate(&light, COMPSPILL_MIN_BLOCK_SIZE);
 	small = (int64) (CompSpillWriterMemory(block, write) + 3 * block) +
 		st->allowed_mem / 32;
 	if (writer <= small)
@@ -384,10 +389,12 @@ static void
 compspill_store_spill(CompSpillStore *st)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(st->cxt);
+	CompSpillSettings light = CompSpillLightSettings(&st->set);
 	Size		block_size;
 	Size		extent_size;
 	int64		i;
 	int64		freed = 0;
+	int64		heavy;
 
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block_size, NULL,
 						 &extent_size);
@@ -408,7 +415,14 @@ compspill_store_spill(CompSpillStore *st)
 	st->run_base = st->mem_trimmed;
 	st->nframed = st->prev_first = freed = st->run_base;
 
-	/* rows in frames are freed as they go, so memory does not double */
+	/*
+	 * Rows in frames are freed as they go, so memory does not double; zstd's
+	 * state, which the store did not reserve, waits until the rows freed
+	 * make room for it (lz4 meanwhile, see CompSpillSpillerSetLightCodec).
+	 */
+	heavy = CompSpillMallocEstimate(&st->set, COMPSPILL_MIN_BLOCK_SIZE) -
+		CompSpillMallocEstimate(&light, COMPSPILL_MIN_BLOCK_SIZE);
+	CompSpillSpillerSetLightCodec(st->sp, heavy > 0);
 	for (i = st->run_base; i < st->nrows; i++)
 	{
 		MinimalTuple tup = st->memtuples[i - st->mem_base];
@@ -423,11 +437,19 @@ compspill_store_spill(CompSpillStore *st)
 		{
 			ExecClearTuple(st->putslot);
 			for (int64 j = freed; j < st->nframed; j++)
-				pfree(st->memtuples[j - st->mem_base]);
+			{
+				MinimalTuple done = st->memtuples[j - st->mem_base];
+
+				heavy -= (int64) GetMemoryChunkSpace(done);
+				pfree(done);
+			}
 			freed = st->nframed;
+			if (heavy <= 0)
+				CompSpillSpillerSetLightCodec(st->sp, false);
 		}
 	}
 	ExecClearTuple(st->putslot);
+	CompSpillSpillerSetLightCodec(st->sp, false);
 
 	/* the rows not in a frame yet are kept; from now on, every row put */
 	compspill_rowlist_init(&st->tail, st->cxt);

@@ -66,20 +66,25 @@ CompSpillWantRowFrames(CompSpillSpiller *sp)
 /*
  * Choose the codec of the next frame: the one asked for, or with codec =
  * auto the one the costs measured so far favour, within the room left
- * (looked at every COMPSPILL_ROOM_CHECK_FRAMES frames).
+ * (looked at every COMPSPILL_ROOM_CHECK_FRAMES frames); lz4 for zstd while
+ * the spill is held to light codecs (CompSpillSpillerSetLightCodec).
  */
 #define COMPSPILL_ROOM_CHECK_FRAMES	16
 
 CompSpillCodec
 compspill_frame_codec(CompSpillSpiller *sp)
 {
-	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+	CompSpillCodec codec = sp->set.codec;
+
+	if (codec == COMPSPILL_CODEC_AUTO)
 	{
 		if (++sp->room_frames >= COMPSPILL_ROOM_CHECK_FRAMES)
 			compspill_room_check(sp);
-		return CompSpillAutoNext(sp->ac);
+		codec = CompSpillAutoNext(sp->ac);
 	}
-	return sp->set.codec;
+	if (sp->light_codec && codec == COMPSPILL_CODEC_ZSTD)
+		codec = COMPSPILL_CODEC_LZ4;
+	return codec;
 }
 
 /*

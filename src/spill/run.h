@@ -77,6 +77,8 @@ extern void CompSpillSpillerSetPhase(CompSpillSpiller *sp,
 									 CompSpillPhase phase, int pass,
 									 int npasses);
 extern void CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size);
+extern void CompSpillSpillerSetLightCodec(CompSpillSpiller *sp, bool light);
+extern CompSpillSettings CompSpillLightSettings(const CompSpillSettings *set);
 extern void CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run);
 extern void CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run,
 									  int64 offset);

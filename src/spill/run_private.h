@@ -68,6 +68,7 @@ struct CompSpillSpiller
 	Size		max_stored;
 	Size		max_compressed_raw; /* of frames stored compressed */
 	bool		zstd_frames;	/* some frame was stored with zstd */
+	bool		light_codec;	/* lz4 where zstd would be chosen */
 	Size		max_row;		/* the largest row put in a row frame */
 	int64		kind_turn;		/* frame_kind = alternate: runs asked for */
 

@@ -133,6 +133,38 @@ CompSpillSpillerSetBlockSize(CompSpillSpiller *sp, Size block_size)
 	compspill_free_writer(sp);
 }
 
+/*
+ * Compress with lz4 the frames that zstd would take (codec = zstd, or
+ * auto's choice), or stop: for a spill written while the memory zstd's
+ * state needs is still the rows' (a store's rows held when it spilled).
+ * Frames are self-describing, so a run may mix the two; with codec = zstd,
+ * lz4's state goes when the light codecs do.
+ */
+void
+CompSpillSpillerSetLightCodec(CompSpillSpiller *sp, bool light)
+{
+	/* with codec = zstd, lz4 had no other use */
+	if (sp->light_codec && !light && sp->set.codec == COMPSPILL_CODEC_ZSTD)
+		CompSpillCompressorEndLz4(sp->comp);
+	sp->light_codec = light;
+}
+
+/*
+ * Return the settings of a spill whose frames take no codec state heavier
+ * than lz4's (see CompSpillSpillerSetLightCodec), for what its writer
+ * holds meanwhile: codec = zstd and auto are lz4 there.
+ */
+CompSpillSettings
+CompSpillLightSettings(const CompSpillSettings *set)
+{
+	CompSpillSettings light = *set;
+
+	if (light.codec == COMPSPILL_CODEC_ZSTD ||
+		light.codec == COMPSPILL_CODEC_AUTO)
+		light.codec = COMPSPILL_CODEC_LZ4;
+	return light;
+}
+
 /* Give back the space of a run that will not be read again */
 void
 CompSpillRunRelease(CompSpillSpiller *sp, CompSpillRun *run)
