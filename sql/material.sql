@@ -99,6 +99,12 @@ SELECT compare_material('SELECT a.id, b.id, b.t FROM mi a JOIN mi b ON a.g = b.g
 SET compspill.codec = 'zstd';
 SET compspill.enable_dio = on;
 SELECT compare_material('SELECT a.id, b.id, b.t FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 1000', 'spill') AS codec_zstd_dio;
+-- the rows held when the store spilled are compressed with lz4 until the
+-- rows freed make room for zstd's state (here, at 64kB, none do), the
+-- later ones with zstd: one run of both (all zstd before)
+SELECT (n->>'Frames LZ4')::int > 0 AS rows_held_lz4,
+       (n->>'Frames Zstd')::int > 0 AS later_rows_zstd
+FROM cs_provider_nodes(cs_analyze_json('SELECT a.id, b.id, b.t FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 1000'), 'CompSpill Material') n;
 RESET compspill.codec;
 RESET compspill.enable_dio;
 RESET enable_hashjoin;
