@@ -3,8 +3,8 @@
 -- fit under temp_file_limit (or compspill.max_temp_space, or the file
 -- system's free space) at the size the
 -- plan expects is compressed from its first run, with the codec that fits
--- at least cost, and EXPLAIN says why.  A sort that fails natively for
--- lack of room finishes, with native's rows.
+-- at least cost, and EXPLAIN says why.  A sort or a CTE that fails
+-- natively for lack of room finishes, with native's rows.
 --
 LOAD 'compspill';
 
@@ -106,9 +106,33 @@ SELECT rm_try(:'q', true) AS none_at_half;
 RESET compspill.codec;
 RESET temp_file_limit;
 
+-- Material and CTE stores too: the plan's rows and width say what the
+-- store will hold.  A CTE whose native tuplestore writes twice the limit
+-- fails natively, and under compspill finishes with native's rows
+-- (stored raw, as without a limit, its file passed the limit too)
+CREATE FUNCTION rm_native_store_kb(q text) RETURNS int
+LANGUAGE plpgsql AS $f$
+DECLARE
+    j json;
+BEGIN
+    PERFORM set_config('compspill.enabled', 'off', true);
+    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    PERFORM set_config('compspill.enabled', 'on', true);
+    RETURN (j->0->'Plan'->>'Temp Written Blocks')::int * 8;
+END
+$f$;
+\set qc 'WITH c AS MATERIALIZED (SELECT * FROM rm) SELECT count(*), sum(length(t)), sum(k) FROM c'
+SELECT rm_native_store_kb(:'qc') / 2 AS half_store_kb \gset
+SELECT md5_exec_with(:'qc', false) AS native_cte \gset
+SELECT set_config('temp_file_limit', :'half_store_kb' || 'kB', false) IS NOT NULL AS limit_set;
+SELECT rm_try(:'qc', false) AS native_cte_at_half;
+SELECT rm_try(:'qc', true) = :'native_cte' AS compspill_cte_at_half_same_rows;
+SELECT rm_codec(:'qc') AS cte_at_half;
+RESET temp_file_limit;
+
 -- (a spill near compspill.max_temp_space, which needs compspill in
 -- shared_preload_libraries: test/t/008_temp_space_cap.pl)
 
 DROP TABLE rm;
 DROP FUNCTION rm_native_kb(text), rm_try(text, bool), rm_codec(text),
-    rm_json(text, int), rm_xml(text);
+    rm_json(text, int), rm_xml(text), rm_native_store_kb(text);

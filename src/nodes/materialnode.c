@@ -127,6 +127,7 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & EXEC_FLAG_BACKWARD)
 		state->eflags |= EXEC_FLAG_REWIND;
 	CompSpillNodeStoreInit(&state->ns, !compspill_enabled, state->eflags);
+	CompSpillNodeStoreExpect(&state->ns, outerPlan(cscan));
 
 	/* the child is read once, forward */
 	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);

@@ -69,8 +69,22 @@ CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 				elog(ERROR, "unexpected tuplestore read pointer");
 	}
 	else
+	{
 		ns->store = CompSpillStoreBegin(tupdesc, work_mem, settings, npos,
 										what);
+		CompSpillStoreExpect(ns->store, ns->est_rows, ns->est_width);
+	}
+}
+
+/*
+ * Say which plan's rows the store will hold, for what the plan expects of
+ * their number and width (see CompSpillStoreExpect).
+ */
+void
+CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source)
+{
+	ns->est_rows = source->plan_rows;
+	ns->est_width = source->plan_width;
 }
 
 /*

@@ -36,6 +36,8 @@ typedef struct CompSpillNodeStore
 	struct Tuplestorestate *tstore; /* or native's, once made */
 	bool		eof_source;		/* the source has returned its last row */
 	struct CompSpillTupleForm *form;	/* forms the source's virtual rows */
+	double		est_rows;		/* the plan's rows and width of the source */
+	int			est_width;
 
 	/* figures of the last store released, for EXPLAIN */
 	bool		have_last;
@@ -48,6 +50,7 @@ typedef TupleTableSlot *(*CompSpillNodeSource) (void *arg);
 
 extern void CompSpillNodeStoreInit(CompSpillNodeStore *ns, bool native,
 								   int eflags);
+extern void CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source);
 extern void CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 								   CompSpillSettings *settings, int npos,
 								   int extra_eflags, const char *what);

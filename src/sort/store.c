@@ -74,6 +74,8 @@ struct CompSpillStore
 	int64		allowed_mem;	/* work_mem, bytes */
 	int64		spill_reserve;	/* what the writer of the rows held takes */
 	const char *what;			/* the node, for the log line */
+	double		est_rows;		/* the plan's rows and width, 0 if unknown */
+	int			est_width;
 	CompSpillSettings set;
 	CompSpillStats own_stats;	/* when the store spills on its own */
 	CompSpillStats *stats;		/* the figures it adds to */
@@ -246,6 +248,19 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 }
 
 /*
+ * Tell the store how many rows of what width the plan expects it to hold,
+ * so that codec = auto can compress from its first frame when they would
+ * not fit in the room left, and start from a device's remembered pace, as
+ * a sort does (codecchoice.c).
+ */
+void
+CompSpillStoreExpect(CompSpillStore *st, double rows, int width)
+{
+	st->est_rows = Max(rows, 0);
+	st->est_width = Max(width, 0);
+}
+
+/*
  * Start a store whose rows go straight to a new indexed run of an existing
  * spill object, adding to its figures: the output of a sort's final merge
  * when the sort must give random access.  The spill stays the caller's.
@@ -406,6 +421,8 @@ compspill_store_spill(CompSpillStore *st)
 	if (block_size > st->block_size)
 		st->later_block_size = block_size;
 	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
+	if (st->est_rows > 0)
+		CompSpillSpillerSetExpectedRows(st->sp, st->est_rows, st->est_width);
 	CompSpillRunBeginIndexed(st->sp, &st->run);
 	st->stats->nruns = 1;
 	CompSpillSpillerSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
