@@ -6,6 +6,7 @@ OBJS = \
 	src/compspill.o \
 	src/base/settings.o \
 	src/base/spillstats.o \
+	src/base/crc32c.o \
 	src/nodes/planner.o \
 	src/nodes/sortnode.o \
 	src/nodes/incsortnode.o \

@@ -158,7 +158,8 @@ run_suite()
 	fi
 
 	# 3. unit tests of the codec chooser, the compressor, the sorter's
-	# array growth and the devices' table, no server needed
+	# array growth, the devices' table and the frames' checksum, no server
+	# needed
 	if [ -z "${TAP_TESTS_ONLY:-}" ]; then
 		step "unit tests (test/unit)"
 		unit_log=$(mktemp -t compspill-unit.XXXXXX)

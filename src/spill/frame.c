@@ -55,6 +55,7 @@
 #include "port/pg_crc32c.h"
 
 #include "base/buffer.h"
+#include "base/crc32c.h"
 #include "base/spillstats.h"
 #include "codec/autocodec.h"
 #include "codec/blockcodec.h"
@@ -80,7 +81,7 @@ compspill_frame_crc(const CompSpillFrameHeader *hdr, const char *payload)
 	h.crc = 0;
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &h, sizeof(h));
-	COMP_CRC32C(crc, payload, hdr->stored_len);
+	crc = CompSpillCrc32c(crc, payload, hdr->stored_len);
 	FIN_CRC32C(crc);
 
 	return crc;
