@@ -959,6 +959,20 @@ CompSpillAutoSetExpectedRaw(CompSpillAutoCodec *ac, double raw_bytes)
 }
 
 /*
+ * Say how many times each byte written is expected to be read back: 1 for
+ * a sort's runs and most stores, the outer rows of a nested loop for the
+ * Material on its inner side, which is written in full before its first
+ * rescan, so the count must come from the plan.  Each codec's reading
+ * (its decompression and the read of its bytes) is weighed that many times
+ * (CompSpillAutoModelTime).
+ */
+void
+CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac, double reads)
+{
+	ac->reads_per_write = Max(reads, 1.0);
+}
+
+/*
  * Fill in the device's pace as this spill measured it, and the file bytes
  * written before its first stall, and return true, when it measured one
  * over COMPSPILL_AUTO_REMEMBER_BYTES or more of the device's writes, after

@@ -82,6 +82,7 @@ extern void CompSpillAutoRecordCompress(CompSpillAutoCodec *ac,
 										Size storedlen, double seconds);
 extern void CompSpillAutoRecordStoredRaw(CompSpillAutoCodec *ac, Size rawlen);
 extern void CompSpillAutoFirstRunDone(CompSpillAutoCodec *ac);
+extern void CompSpillAutoSetReadsPerWrite(CompSpillAutoCodec *ac, double reads);
 extern void CompSpillAutoSetExpectedRaw(CompSpillAutoCodec *ac,
 										double raw_bytes);
 extern bool CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes,

@@ -55,12 +55,11 @@ struct CompSpillAutoCodec
 	int			zstd_level;		/* the level zstd is measured at */
 	double		reads_per_write;	/* times each written byte is read: 1,
 									 * the next merge or the store's reader;
-									 * a Material read again by each outer
-									 * row of a nested loop is mostly
-									 * written before its first rescan (in
-									 * full, but for semi and anti joins),
-									 * so a count of its rescans would come
-									 * too late to weigh its frames' codecs */
+									 * a nested loop's inner Material, read
+									 * again for each outer row and written
+									 * in full before its first rescan,
+									 * takes the plan's count of outer rows
+									 * (CompSpillAutoSetReadsPerWrite) */
 	CompSpillCodec choice;		/* the current choice */
 	int64		nblocks;		/* blocks handed out */
 	int64		nprobes;		/* of which probes of another codec */

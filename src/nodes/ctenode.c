@@ -169,7 +169,7 @@ compspill_cte_begin(CustomScanState *node, EState *estate, int eflags)
 		state->leader = state;
 		CompSpillCaptureSettings(&state->settings, estate);
 		CompSpillNodeStoreInit(&state->ns, !compspill_enabled, eflags);
-		CompSpillNodeStoreExpect(&state->ns, state->cteplanstate->plan);
+		CompSpillNodeStoreExpect(&state->ns, state->cteplanstate->plan, 1.0);
 		state->readptr = 0;
 		state->npos = 1;
 	}

@@ -98,6 +98,34 @@ CompSpillMakeMaterialNode(Material *mat)
 }
 
 /*
+ * Note on a CompSpill Material that the plan expects its rows read the
+ * given number of times: once per row of a nested loop's outer side, when
+ * the Material is the loop's inner side.  A no-op for any other node.
+ */
+void
+CompSpillMaterialSetReads(Plan *plan, double reads)
+{
+	CustomScan *cscan;
+
+	if (plan == NULL || !IsA(plan, CustomScan))
+		return;
+	cscan = (CustomScan *) plan;
+	if (cscan->methods != &compspill_material_scan_methods)
+		return;
+	cscan->custom_private = list_make1(makeFloat(psprintf("%.0f",
+														  Max(reads, 1.0))));
+}
+
+/* The times the plan expects the node's rows read (1 if it did not say) */
+static double
+compspill_material_reads(CustomScan *cscan)
+{
+	if (cscan->custom_private == NIL)
+		return 1.0;
+	return floatVal(linitial(cscan->custom_private));
+}
+
+/*
  * Allocate the node's executor state.
  */
 static Node *
@@ -127,7 +155,8 @@ compspill_material_begin(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & EXEC_FLAG_BACKWARD)
 		state->eflags |= EXEC_FLAG_REWIND;
 	CompSpillNodeStoreInit(&state->ns, !compspill_enabled, state->eflags);
-	CompSpillNodeStoreExpect(&state->ns, outerPlan(cscan));
+	CompSpillNodeStoreExpect(&state->ns, outerPlan(cscan),
+							 compspill_material_reads(cscan));
 
 	/* the child is read once, forward */
 	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);

@@ -17,5 +17,6 @@
 /* materialnode.c */
 extern void CompSpillRegisterMaterialNode(void);
 extern Plan *CompSpillMakeMaterialNode(Material *mat);
+extern void CompSpillMaterialSetReads(Plan *plan, double reads);
 
 #endif							/* COMPSPILL_MATERIALNODE_H */

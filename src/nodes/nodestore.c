@@ -72,19 +72,22 @@ CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 	{
 		ns->store = CompSpillStoreBegin(tupdesc, work_mem, settings, npos,
 										what);
-		CompSpillStoreExpect(ns->store, ns->est_rows, ns->est_width);
+		CompSpillStoreExpect(ns->store, ns->est_rows, ns->est_width,
+							 ns->est_reads);
 	}
 }
 
 /*
  * Say which plan's rows the store will hold, for what the plan expects of
- * their number and width (see CompSpillStoreExpect).
+ * their number and width, and how many times the plan expects them read
+ * (see CompSpillStoreExpect).
  */
 void
-CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source)
+CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source, double reads)
 {
 	ns->est_rows = source->plan_rows;
 	ns->est_width = source->plan_width;
+	ns->est_reads = Max(reads, 1.0);
 }
 
 /*

@@ -38,6 +38,7 @@ typedef struct CompSpillNodeStore
 	struct CompSpillTupleForm *form;	/* forms the source's virtual rows */
 	double		est_rows;		/* the plan's rows and width of the source */
 	int			est_width;
+	double		est_reads;		/* times the plan expects it read, >= 1 */
 
 	/* figures of the last store released, for EXPLAIN */
 	bool		have_last;
@@ -50,7 +51,8 @@ typedef TupleTableSlot *(*CompSpillNodeSource) (void *arg);
 
 extern void CompSpillNodeStoreInit(CompSpillNodeStore *ns, bool native,
 								   int eflags);
-extern void CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source);
+extern void CompSpillNodeStoreExpect(CompSpillNodeStore *ns, Plan *source,
+									 double reads);
 extern void CompSpillNodeStoreMake(CompSpillNodeStore *ns, TupleDesc tupdesc,
 								   CompSpillSettings *settings, int npos,
 								   int extra_eflags, const char *what);

@@ -276,6 +276,10 @@ compspill_rewrite(CompSpillRewrite *cx, Plan *plan, bool bounded)
 	plan->lefttree = compspill_rewrite(cx, plan->lefttree, child_bounded);
 	plan->righttree = compspill_rewrite(cx, plan->righttree, false);
 
+	/* a nested loop reads its inner Material once per outer row */
+	if (IsA(plan, NestLoop) && plan->lefttree != NULL)
+		CompSpillMaterialSetReads(plan->righttree, plan->lefttree->plan_rows);
+
 	if (IsA(plan, Sort) && !bounded)
 		return compspill_count_disabled(CompSpillMakeSortNode((Sort *) plan));
 	if (IsA(plan, IncrementalSort) && !bounded)

@@ -76,6 +76,7 @@ struct CompSpillStore
 	const char *what;			/* the node, for the log line */
 	double		est_rows;		/* the plan's rows and width, 0 if unknown */
 	int			est_width;
+	double		est_reads;		/* times the plan expects them read, >= 1 */
 	CompSpillSettings set;
 	CompSpillStats own_stats;	/* when the store spills on its own */
 	CompSpillStats *stats;		/* the figures it adds to */
@@ -179,6 +180,7 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 	st->npos = Max(npos, 1);
 	st->pos = MemoryContextAllocZero(cxt, sizeof(CompSpillStorePos) * st->npos);
 	st->blk_first = -1;
+	st->est_reads = 1.0;
 	return st;
 }
 
@@ -251,13 +253,17 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
  * Tell the store how many rows of what width the plan expects it to hold,
  * so that codec = auto can compress from its first frame when they would
  * not fit in the room left, and start from a device's remembered pace, as
- * a sort does (codecchoice.c).
+ * a sort does (codecchoice.c); and how many times the plan expects them
+ * read, which weighs what auto's codecs cost to read back against what
+ * they save when written (a nested loop's inner Material: once per outer
+ * row).
  */
 void
-CompSpillStoreExpect(CompSpillStore *st, double rows, int width)
+CompSpillStoreExpect(CompSpillStore *st, double rows, int width, double reads)
 {
 	st->est_rows = Max(rows, 0);
 	st->est_width = Max(width, 0);
+	st->est_reads = Max(reads, 1.0);
 }
 
 /*
@@ -274,7 +280,7 @@ CompSpillStoreBeginOnSpill(CompSpillSpiller *sp, TupleDesc tupdesc,
 	st->stats = stats;
 	st->sp = sp;
 	st->own_sp = false;
-	CompSpillRunBeginIndexed(sp, &st->run);
+	CompSpillRunBeginIndexed(sp, &st->run, false);
 	return st;
 }
 
@@ -346,7 +352,8 @@ compspill_rowlist_add(CompSpillRowList *list, MinimalTuple tup)
 }
 
 /*
- * Add a row, rowsize bytes in memory, to the run's encoder, and cut a
+ * Add a row, rowsize bytes in memory, to the run: as the minimal tuple tup
+ * to a run of row frames, as its values to a run of column frames.  Cut a
  * frame once the rows since the last one take a block in memory (the
  * encoder alone would let them take several times that: it counts encoded
  * bytes, and the store keeps a frame's rows in memory, in its tail and in
@@ -355,13 +362,16 @@ compspill_rowlist_add(CompSpillRowList *list, MinimalTuple tup)
  * ones kept before are freed.  Return whether a frame was cut.
  */
 static bool
-compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
-						Size rowsize)
+compspill_store_put_run(CompSpillStore *st, MinimalTuple tup, Datum *values,
+						bool *isnull, Size rowsize)
 {
 	int64		frames = st->run.nframes;
 	CompSpillRowList swap;
 
-	CompSpillRunPutValues(st->sp, values, isnull);
+	if (st->run.rows)
+		CompSpillRunPutTuple(st->sp, tup);
+	else
+		CompSpillRunPutValues(st->sp, values, isnull);
 	st->stats->rows_spilled++;
 	st->frame_bytes += rowsize;
 	if (st->run.nframes == frames && st->frame_bytes >= st->block_size)
@@ -394,11 +404,18 @@ compspill_store_put_run(CompSpillStore *st, Datum *values, bool *isnull,
 }
 
 /*
- * The rows outgrew memory: create the spill object, encode every row held
+ * The rows outgrew memory: create the spill object, write every row held
  * into the store's run, and free them.  Rows after the last frame cut stay
  * in memory as the tail.  The rows held are written in the smallest
  * blocks, in the memory reserved for them (see CompSpillStoreBegin); the
  * frames after them take the size of the spill sizing policy.
+ *
+ * The run is of row frames where the spill wants them
+ * (CompSpillWantRowFrames: with codec = auto, unless room is short or a
+ * device's remembered pace says the bytes matter): a store is read back
+ * as minimal tuples, which a row frame holds as they are, so a Material
+ * rescanned many times copies its rows where column frames would decode
+ * and form them again on every pass.  Otherwise column frames.
  */
 static void
 compspill_store_spill(CompSpillStore *st)
@@ -423,7 +440,8 @@ compspill_store_spill(CompSpillStore *st)
 	st->putslot = MakeSingleTupleTableSlot(st->tupdesc, &TTSOpsMinimalTuple);
 	if (st->est_rows > 0)
 		CompSpillSpillerSetExpectedRows(st->sp, st->est_rows, st->est_width);
-	CompSpillRunBeginIndexed(st->sp, &st->run);
+	CompSpillSpillerSetExpectedReads(st->sp, st->est_reads);
+	CompSpillRunBeginIndexed(st->sp, &st->run, CompSpillWantRowFrames(st->sp));
 	st->stats->nruns = 1;
 	CompSpillSpillerSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
 	MemoryContextSwitchTo(oldcxt);
@@ -445,10 +463,13 @@ compspill_store_spill(CompSpillStore *st)
 		MinimalTuple tup = st->memtuples[i - st->mem_base];
 
 		CHECK_FOR_INTERRUPTS();
-		ExecStoreMinimalTuple(tup, st->putslot, false);
-		slot_getallattrs(st->putslot);
+		if (!st->run.rows)
+		{
+			ExecStoreMinimalTuple(tup, st->putslot, false);
+			slot_getallattrs(st->putslot);
+		}
 		st->stats->bytes_in += tup->t_len;
-		if (compspill_store_put_run(st, st->putslot->tts_values,
+		if (compspill_store_put_run(st, tup, st->putslot->tts_values,
 									st->putslot->tts_isnull,
 									GetMemoryChunkSpace(tup)))
 		{
@@ -530,6 +551,7 @@ void
 CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 {
 	MemoryContext oldcxt;
+	MinimalTuple copy;
 	Size		rowsize;
 
 	Assert(st->writing);
@@ -559,21 +581,23 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 		return;
 	}
 
-	/* spilled: the tail keeps a copy, the encoder takes the row */
+	/* spilled: the tail keeps a copy, the run takes the row */
 	{
 		bool		shouldfree;
 		MinimalTuple tup = ExecFetchSlotMinimalTuple(slot, &shouldfree);
 
 		compspill_rowlist_add(&st->tail, tup);
 		st->stats->bytes_in += tup->t_len;
-		rowsize = GetMemoryChunkSpace(st->tail.rows[st->tail.n - 1]);
 		if (shouldfree)
 			pfree(tup);
 	}
-	slot_getallattrs(slot);
+	copy = st->tail.rows[st->tail.n - 1];
+	rowsize = GetMemoryChunkSpace(copy);
+	if (!st->run.rows)
+		slot_getallattrs(slot);
 	st->nrows++;
-	(void) compspill_store_put_run(st, slot->tts_values, slot->tts_isnull,
-								   rowsize);
+	(void) compspill_store_put_run(st, copy, slot->tts_values,
+								   slot->tts_isnull, rowsize);
 }
 
 /*
@@ -661,6 +685,17 @@ compspill_store_load(CompSpillStore *st, int64 row)
 		Datum	   *values;
 		bool	   *isnull;
 
+		if (run->rows)
+		{
+			/* a row frame holds the minimal tuples: a copy each */
+			MinimalTuple tup = CompSpillReaderNextTuple(st->reader);
+
+			if (tup == NULL)
+				elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
+					 (long long) lo, i, n);
+			st->blk_rows[i] = CompSpillCopyMinimalTuple(tup);
+			continue;
+		}
 		if (!CompSpillReaderNext(st->reader, &values, &isnull))
 			elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
 				 (long long) lo, i, n);

@@ -36,7 +36,8 @@ extern int64 CompSpillPosStep(CompSpillStorePos *pos, int64 nrows,
 extern CompSpillStore *CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 										   const CompSpillSettings *set,
 										   int npos, const char *what);
-extern void CompSpillStoreExpect(CompSpillStore *st, double rows, int width);
+extern void CompSpillStoreExpect(CompSpillStore *st, double rows, int width,
+								 double reads);
 extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp,
 												  TupleDesc tupdesc,
 												  CompSpillStats *stats,

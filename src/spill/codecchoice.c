@@ -105,6 +105,19 @@ CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows, int width)
 }
 
 /*
+ * Tell the spill how many times the plan expects each of its bytes read
+ * back (a nested loop's inner Material: once per outer row; otherwise 1),
+ * so that codec = auto weighs a codec's reading costs that many times
+ * against what it saves when writing.
+ */
+void
+CompSpillSpillerSetExpectedReads(CompSpillSpiller *sp, double reads)
+{
+	if (sp->set.codec == COMPSPILL_CODEC_AUTO)
+		CompSpillAutoSetReadsPerWrite(sp->ac, reads);
+}
+
+/*
  * codec = auto: start from the pace an earlier spill measured on the temp
  * file's device (shared/devices.c), when the plan expects this spill to
  * write more than the page cache let that spill write before the device

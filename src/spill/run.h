@@ -93,7 +93,8 @@ extern void CompSpillRunBegin(CompSpillSpiller *sp, CompSpillRun *run);
 extern void CompSpillRunBeginRows(CompSpillSpiller *sp, CompSpillRun *run);
 extern void CompSpillRunPutTuple(CompSpillSpiller *sp, MinimalTuple tup);
 extern void CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup);
-extern void CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run);
+extern void CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run,
+									 bool rows);
 extern void CompSpillRunSync(CompSpillSpiller *sp);
 extern int64 CompSpillRunWritten(CompSpillSpiller *sp);
 extern void CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values,
@@ -103,6 +104,7 @@ extern void CompSpillRunEnd(CompSpillSpiller *sp);
 
 /* codecchoice.c */
 extern bool CompSpillWantRowFrames(CompSpillSpiller *sp);
+extern void CompSpillSpillerSetExpectedReads(CompSpillSpiller *sp, double reads);
 extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
 											int width);
 

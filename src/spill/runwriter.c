@@ -58,20 +58,21 @@ compspill_free_writer(CompSpillSpiller *sp)
 }
 
 /*
- * Use blocks of about block_size bytes from the next frame of the run of
- * column frames being written on; called between frames, when the encoder
- * holds no rows.  The encoder is made anew for the new size, and chooses
- * its encodings again: every frame stands alone.  For a store, whose one
- * run begins with small blocks while the rows it spills still fill the
- * memory.
+ * Use blocks of about block_size bytes from the next frame of the run
+ * being written on; called between frames, when the writer holds no rows.
+ * The encoder (or the row writer) is made anew for the new size, and an
+ * encoder chooses its encodings again: every frame stands alone.  For a
+ * store, whose one run begins with small blocks while the rows it spills
+ * still fill the memory.
  */
 void
 CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size)
 {
 	MemoryContext oldcxt;
 
-	Assert(sp->run != NULL && !sp->run->rows);
-	Assert(CompSpillEncoderRows(sp->enc) == 0);
+	Assert(sp->run != NULL);
+	Assert(sp->run->rows ? sp->rows.nrows == 0 :
+		   CompSpillEncoderRows(sp->enc) == 0);
 	if (block_size == sp->block_size)
 		return;
 	sp->block_size = block_size;
@@ -79,6 +80,12 @@ CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size)
 	compspill_free_writer(sp);
 	sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
 										 ALLOCSET_SMALL_SIZES);
+	if (sp->run->rows)
+	{
+		CompSpillRowWriterInit(&sp->rows, sp->writecxt, sp->block_size);
+		sp->rows_ready = true;
+		return;
+	}
 	oldcxt = MemoryContextSwitchTo(sp->writecxt);
 	sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);
 	MemoryContextSwitchTo(oldcxt);
@@ -194,13 +201,14 @@ CompSpillRunPutMinimal(CompSpillSpiller *sp, MinimalTuple tup)
 }
 
 /*
- * Start writing a new run that keeps an index of its frames, so that a
- * reader can go straight to the frame holding a given row.
+ * Start writing a new run, of row frames (rows) or column frames, that
+ * keeps an index of its frames, so that a reader can go straight to the
+ * frame holding a given row.
  */
 void
-CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run)
+CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run, bool rows)
 {
-	CompSpillRunBegin(sp, run);
+	compspill_run_begin(sp, run, rows);
 	run->index_cap = 64;
 	run->index = MemoryContextAlloc(sp->cxt,
 									sizeof(CompSpillFrameRef) * run->index_cap);

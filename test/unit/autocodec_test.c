@@ -546,6 +546,28 @@ test_measurements(void)
 	CompSpillAutoInit(&ac, 1);
 	check(ac.reads_per_write == 1.0, "reads per write", "is 1");
 
+	/*
+	 * unless the plan says more (a nested loop's inner Material): a codec
+	 * that pays read once (lz4 at 3x, compressing at 1 ns/B, against
+	 * writes and reads of 2.5 ns/B) does not when its decompression is
+	 * paid on each of 60 rescans, where raw reads cost 0.2 ns/B
+	 */
+	CompSpillAutoSetReadsPerWrite(&ac, 60.0);
+	check(ac.reads_per_write == 60.0, "reads per write", "60 as set");
+	CompSpillAutoSetReadsPerWrite(&ac, 0.0);
+	check(ac.reads_per_write == 1.0, "reads per write", "at least 1");
+	{
+		CompSpillCodecCost rc[COMPSPILL_NUM_STORED_CODECS] = {0};
+
+		rc[COMPSPILL_CODEC_NONE] = (CompSpillCodecCost) {0.0, 0.0, 1.0, true};
+		rc[LZ4] = (CompSpillCodecCost) {1.0, 0.3, 3.0, true};
+		rc[ZSTD] = (CompSpillCodecCost) {4.0, 1.0, 4.0, true};
+		check(CompSpillAutoDecide(rc, 2.5, 2.5, 1.0, NULL) == LZ4,
+			  "read once", "lz4 pays");
+		check(CompSpillAutoDecide(rc, 2.5, 0.2, 60.0, NULL) ==
+			  COMPSPILL_CODEC_NONE, "read 60 times", "raw pays");
+	}
+
 	/* a level above 3 makes zstd's decompression estimate smaller */
 	CompSpillAutoInit(&ac, 9);
 	CompSpillAutoRecordCompress(&ac, ZSTD, 65536, 16384, 65536 * 10e-9);
