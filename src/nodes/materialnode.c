@@ -112,7 +112,8 @@ CompSpillMaterialSetReads(Plan *plan, double reads)
 	cscan = (CustomScan *) plan;
 	if (cscan->methods != &compspill_material_scan_methods)
 		return;
-	cscan->custom_private = list_make1(makeFloat(psprintf("%.0f",
+	/* with a decimal point, so that a plan read back keeps it a Float */
+	cscan->custom_private = list_make1(makeFloat(psprintf("%.1f",
 														  Max(reads, 1.0))));
 }
 
@@ -120,9 +121,16 @@ CompSpillMaterialSetReads(Plan *plan, double reads)
 static double
 compspill_material_reads(CustomScan *cscan)
 {
+	Node	   *reads;
+
 	if (cscan->custom_private == NIL)
 		return 1.0;
-	return floatVal(linitial(cscan->custom_private));
+	reads = linitial(cscan->custom_private);
+	if (IsA(reads, Float))
+		return floatVal(reads);
+	if (IsA(reads, Integer))
+		return (double) intVal(reads);
+	return 1.0;
 }
 
 /*
