@@ -89,6 +89,14 @@ SET enable_material = off;
 SELECT plan_shape('SELECT a.id, b.id FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000');
 SELECT cs_check('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000', 'spill', 'multiset');
 SELECT cs_check('SELECT a.id, b.id FROM mi a LEFT JOIN mi b ON a.t = b.t WHERE a.id % 10 = 0', 'spill', 'multiset');
+-- in row frames, the inner sort's merged rows are kept for its marks in
+-- row frames too (they were column frames, whatever the runs')
+SET compspill.frame_kind = row;
+SELECT cs_check('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000', 'spill', 'multiset') AS row_frames_marked;
+SELECT n->>'Sort Key' AS sort_key, (n->>'Frames Row')::int > 0 AS row_frames,
+       (n->>'Frames Column')::int AS column_frames
+FROM cs_provider_nodes(cs_analyze_json('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000'), 'CompSpill Sort') n;
+RESET compspill.frame_kind;
 RESET enable_material;
 
 -- each codec, and direct I/O

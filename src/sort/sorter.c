@@ -1477,9 +1477,7 @@ compspill_merge_to_store(CompSpillSorter *s)
 									  s->minslot)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(slot);
-		CompSpillStorePutValues(s->store, slot->tts_values,
-								slot->tts_isnull);
+		CompSpillStorePutSlot(s->store, slot);
 		if ((++n & 0xFFFF) == 0)
 			(void) compspill_measure(s);
 	}

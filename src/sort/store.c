@@ -269,7 +269,9 @@ CompSpillStoreExpect(CompSpillStore *st, double rows, int width, double reads)
 /*
  * Start a store whose rows go straight to a new indexed run of an existing
  * spill object, adding to its figures: the output of a sort's final merge
- * when the sort must give random access.  The spill stays the caller's.
+ * when the sort must give random access.  The run is of row frames where
+ * the spill wants them for its next run (CompSpillWantRowFrames), as a
+ * store of its own is.  The spill stays the caller's.
  */
 CompSpillStore *
 CompSpillStoreBeginOnSpill(CompSpillSpiller *sp, TupleDesc tupdesc,
@@ -280,7 +282,7 @@ CompSpillStoreBeginOnSpill(CompSpillSpiller *sp, TupleDesc tupdesc,
 	st->stats = stats;
 	st->sp = sp;
 	st->own_sp = false;
-	CompSpillRunBeginIndexed(sp, &st->run, false);
+	CompSpillRunBeginIndexed(sp, &st->run, CompSpillWantRowFrames(sp));
 	return st;
 }
 
@@ -601,14 +603,27 @@ CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot, int active)
 }
 
 /*
- * Add a row given as datums to a store built on a sort's spill.
+ * Add the row in slot to a store built on a sort's spill: as a minimal
+ * tuple to a run of row frames (formed from the slot's values if it holds
+ * none), as its values to a run of column frames.
  */
 void
-CompSpillStorePutValues(CompSpillStore *st, Datum *values, bool *isnull)
+CompSpillStorePutSlot(CompSpillStore *st, TupleTableSlot *slot)
 {
 	Assert(st->writing && !st->own_sp && st->memtuples == NULL);
 	st->nrows++;
-	CompSpillRunPutValues(st->sp, values, isnull);
+	if (st->run.rows)
+	{
+		bool		shouldfree;
+		MinimalTuple tup = ExecFetchSlotMinimalTuple(slot, &shouldfree);
+
+		CompSpillRunPutTuple(st->sp, tup);
+		if (shouldfree)
+			pfree(tup);
+		return;
+	}
+	slot_getallattrs(slot);
+	CompSpillRunPutValues(st->sp, slot->tts_values, slot->tts_isnull);
 }
 
 /*

@@ -45,8 +45,7 @@ extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp,
 extern void CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot,
 							  int active);
 extern int	CompSpillStoreAddPos(CompSpillStore *st);
-extern void CompSpillStorePutValues(CompSpillStore *st, Datum *values,
-									bool *isnull);
+extern void CompSpillStorePutSlot(CompSpillStore *st, TupleTableSlot *slot);
 extern void CompSpillStoreEndWrites(CompSpillStore *st);
 extern bool CompSpillStoreGet(CompSpillStore *st, int ptr, bool forward,
 							  TupleTableSlot *slot, bool copy);

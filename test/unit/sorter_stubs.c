@@ -691,9 +691,8 @@ CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp pg_attribute_unused(),
 
 /* The store of a random-access sort: not faked */
 void
-CompSpillStorePutValues(CompSpillStore *st pg_attribute_unused(),
-						Datum *values pg_attribute_unused(),
-						bool *isnull pg_attribute_unused())
+CompSpillStorePutSlot(CompSpillStore *st pg_attribute_unused(),
+					  TupleTableSlot *slot pg_attribute_unused())
 {
 	fake_unsupported("random access");
 }
