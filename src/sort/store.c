@@ -105,6 +105,7 @@ struct CompSpillStore
 	CompSpillRun run;
 	int64		nframed;
 	int64		synced_frames;	/* frames made readable */
+	int64		synced_rows;	/* the rows before those frames' end */
 	Size		block_size;		/* in-memory bytes of rows per frame */
 	Size		later_block_size;	/* the same, once the rows held are
 									 * written, if larger */
@@ -649,8 +650,6 @@ static void
 compspill_store_load(CompSpillStore *st, int64 row)
 {
 	CompSpillRun *run = &st->run;
-	int64		lo = 0;
-	int64		hi = run->nframes - 1;
 	int64		first;
 	int64		end;
 	int			n;
@@ -658,26 +657,12 @@ compspill_store_load(CompSpillStore *st, int64 row)
 
 	Assert(row >= st->run_base && row < st->nframed && run->nframes > 0);
 
-	/* the last frame whose first row is at most row */
-	while (lo < hi)
-	{
-		int64		mid = (lo + hi + 1) / 2;
-
-		if (run->index[mid].first_row + st->run_base <= row)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	first = run->index[lo].first_row + st->run_base;
-	end = lo + 1 < run->nframes ?
-		run->index[lo + 1].first_row + st->run_base : st->nframed;
-	n = (int) (end - first);
-
 	/* a frame the writer still buffers goes to the file first */
-	if (st->writing && lo >= st->synced_frames)
+	if (st->writing && row >= st->synced_rows)
 	{
 		CompSpillRunSync(st->sp);
 		st->synced_frames = run->nframes;
+		st->synced_rows = st->nframed;
 	}
 
 	/* the reader and the block's context: made by the first read */
@@ -689,7 +674,12 @@ compspill_store_load(CompSpillStore *st, int64 row)
 										   ALLOCSET_DEFAULT_SIZES);
 		MemoryContextSwitchTo(oldcxt);
 	}
-	CompSpillReaderSeek(st->reader, run, lo);
+	CompSpillReaderSeekRow(st->reader, run,
+						   st->writing ? st->synced_frames : run->nframes,
+						   row - st->run_base, &first, &end);
+	first += st->run_base;
+	end += st->run_base;
+	n = (int) (end - first);
 
 	MemoryContextReset(st->blkcxt);
 	st->blk_first = -1;
@@ -706,14 +696,14 @@ compspill_store_load(CompSpillStore *st, int64 row)
 			MinimalTuple tup = CompSpillReaderNextTuple(st->reader);
 
 			if (tup == NULL)
-				elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
-					 (long long) lo, i, n);
+				elog(ERROR, "compspill store frame at row %lld ended after %d of %d rows",
+					 (long long) first, i, n);
 			st->blk_rows[i] = CompSpillCopyMinimalTuple(tup);
 			continue;
 		}
 		if (!CompSpillReaderNext(st->reader, &values, &isnull))
-			elog(ERROR, "compspill store frame %lld ended after %d of %d rows",
-				 (long long) lo, i, n);
+			elog(ERROR, "compspill store frame at row %lld ended after %d of %d rows",
+				 (long long) first, i, n);
 		st->blk_rows[i] = CompSpillFormMinimal(st->form, values, isnull);
 	}
 	MemoryContextSwitchTo(oldcxt);
@@ -843,7 +833,7 @@ CompSpillStoreForget(CompSpillStore *st, int64 row)
 {
 	CompSpillRun *run = &st->run;
 	int64		lo = 0;
-	int64		hi = run->nframes - 1;
+	int64		hi = run->index_n - 1;
 
 	if (st->memtuples != NULL)
 	{
@@ -853,7 +843,7 @@ CompSpillStoreForget(CompSpillStore *st, int64 row)
 	if (!st->own_sp || run->nframes < 2 || row <= st->run_base)
 		return;
 
-	/* the last frame whose first row is at most row */
+	/* the last indexed frame whose first row is at most row */
 	while (lo < hi)
 	{
 		int64		mid = (lo + hi + 1) / 2;
@@ -869,6 +859,9 @@ CompSpillStoreForget(CompSpillStore *st, int64 row)
 	/* what the writer still buffers goes out before its extents are reused */
 	CompSpillRunSync(st->sp);
 	st->synced_frames = run->nframes;
+	st->synced_rows = st->nframed;
+	run->floor = run->index[lo];
+	run->floor_frame = lo * run->index_stride;
 	CompSpillRunReleaseBefore(st->sp, run, run->index[lo].offset);
 }
 

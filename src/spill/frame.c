@@ -100,29 +100,16 @@ compspill_corrupt_frame(CompSpillRunReader *r, off_t pos, const char *detail)
 }
 
 /*
- * Read, check, decompress and decode the next block of the run; return
- * false at the run's end.
+ * Read the header of the frame at pos of the reader's run into *hdr, and
+ * check it against the run: its magic number, codec, row count, flags and
+ * length; a header that fails is reported as a corrupt block.
  */
-bool
-compspill_load_frame(CompSpillRunReader *r)
+void
+compspill_read_frame_header(CompSpillRunReader *r, off_t pos,
+							CompSpillFrameHeader *hdr_out)
 {
 	CompSpillFrameHeader hdr;
 	const char *frame;
-	char	   *payload;
-	const char *raw;
-	const char *detail = NULL;
-	pg_crc32c	crc;
-	off_t		pos = r->pos;
-	Size		payload_len;
-	instr_time	start;
-	instr_time	end;
-
-	if (pos >= r->run->len)
-	{
-		if (r->consume)
-			CompSpillFileRelease(r->sp->file, &r->run->extents, PG_INT64_MAX);
-		return false;
-	}
 
 	if ((Size) (r->run->len - pos) < COMPSPILL_FRAME_HEADER_SIZE)
 		compspill_corrupt_frame(r, pos,
@@ -161,6 +148,35 @@ compspill_load_frame(CompSpillRunReader *r)
 										 hdr.flags,
 										 r->sp->cipher ? "encrypted" : "not encrypted",
 										 r->run->rows ? "row" : "column"));
+	*hdr_out = hdr;
+}
+
+/*
+ * Read, check, decompress and decode the next block of the run; return
+ * false at the run's end.
+ */
+bool
+compspill_load_frame(CompSpillRunReader *r)
+{
+	CompSpillFrameHeader hdr;
+	const char *frame;
+	char	   *payload;
+	const char *raw;
+	const char *detail = NULL;
+	pg_crc32c	crc;
+	off_t		pos = r->pos;
+	Size		payload_len;
+	instr_time	start;
+	instr_time	end;
+
+	if (pos >= r->run->len)
+	{
+		if (r->consume)
+			CompSpillFileRelease(r->sp->file, &r->run->extents, PG_INT64_MAX);
+		return false;
+	}
+
+	compspill_read_frame_header(r, pos, &hdr);
 	payload_len = hdr.stored_len;
 	if (r->sp->cipher)
 	{

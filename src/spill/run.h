@@ -51,9 +51,28 @@ typedef struct CompSpillRun
 								 * codecchoice.c's compspill_io_is_cheap) */
 	Size		max_compressed_raw; /* the largest block of its frames stored
 									 * compressed, raw; 0 when none is */
-	/* with CompSpillRunBeginIndexed: one entry per frame, for seeks */
+	/*
+	 * With CompSpillRunBeginIndexed: an entry for every index_stride-th
+	 * frame (frames 0, stride, 2 * stride...), for seeks.  The stride
+	 * doubles, and every other entry goes, when index_max entries are
+	 * reached: the index stays within a 64th of work_mem however many
+	 * frames the run has (a reader finds a frame between two entries by
+	 * their headers, CompSpillReaderSeekRow).
+	 */
 	CompSpillFrameRef *index;
+	int64		index_n;
 	int64		index_cap;
+	int64		index_max;
+	int64		index_stride;
+
+	/*
+	 * The first frame still readable when the frames before it were given
+	 * back (CompSpillRunReleaseBefore of an index entry's offset), and its
+	 * number: the index entry it was may go when the index is thinned, and
+	 * a reader must not look for frames from an entry before it.
+	 */
+	CompSpillFrameRef floor;
+	int64		floor_frame;
 } CompSpillRun;
 
 /*
@@ -112,8 +131,9 @@ extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpillSpiller *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
-extern void CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run,
-								int64 frame);
+extern void CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
+								   int64 nframes, int64 row, int64 *first,
+								   int64 *end);
 extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 								bool **isnull);
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);

@@ -142,6 +142,19 @@ struct CompSpillRunReader
 	CompSpillRowCursor rc;
 	Datum	   *values;
 	bool	   *isnull;
+
+	/*
+	 * An indexed run's frames between two of its index entries, as the
+	 * reader has found them by their headers (CompSpillReaderSeekRow):
+	 * grp[i] is frame grp_frame + i, for i < grp_n, contiguous from the
+	 * entry's frame.  For grp_run with index stride grp_stride.
+	 */
+	CompSpillRun *grp_run;
+	int64		grp_stride;
+	int64		grp_frame;
+	CompSpillFrameRef *grp;
+	int64		grp_n;
+	int64		grp_cap;
 };
 
 /* runwriter.c */
@@ -155,6 +168,8 @@ struct CompSpillFrameHeader;
 extern pg_crc32c compspill_frame_crc(const struct CompSpillFrameHeader *hdr,
 									 const char *payload);
 extern bool compspill_load_frame(CompSpillRunReader *r);
+extern void compspill_read_frame_header(CompSpillRunReader *r, off_t pos,
+										struct CompSpillFrameHeader *hdr_out);
 
 /* runreader.c */
 extern const char *compspill_read_window(CompSpillRunReader *r, off_t pos,

@@ -126,18 +126,34 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 	r->rbuf_len = 0;
 	r->rbuf_off = 0;
 	r->plain_end = 0;
+	r->grp_run = NULL;
+	r->grp_n = 0;
 }
 
 /*
- * Position the reader at the given frame of an indexed run, which may still
- * be growing (CompSpillRunSync must have made the frame readable), without
- * consuming it.  The read window is kept when the run is the same: bytes
- * of a run below its length do not change.
+ * Position the reader at the frame of an indexed run that holds the given
+ * row of the run, without consuming it, and set *first and *end to the
+ * rows the frame holds, [*first, *end).  The run may still be growing:
+ * only its first nframes frames are read (CompSpillRunSync must have made
+ * them readable), and row must lie in them.  The read window is kept when
+ * the run is the same: bytes of a run below its length do not change.
+ *
+ * The index has an entry for every index_stride-th frame; the frames after
+ * an entry are found by their headers, one after the other, and kept (the
+ * group), so that reading a group's frames in any order reads each header
+ * about once.  Reading backward row by row, say, loads frame after frame
+ * of one group before the next.
  */
 void
-CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
+CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
+					   int64 nframes, int64 row, int64 *first, int64 *end)
 {
-	Assert(run->index != NULL && frame >= 0 && frame < run->nframes);
+	int64		lo = 0;
+	int64		hi = run->index_n - 1;
+	int64		base;
+	CompSpillFrameRef start;
+
+	Assert(run->index != NULL && run->index_n > 0 && row >= 0);
 	if (r->run != run)
 	{
 		r->rbuf_len = 0;
@@ -146,8 +162,77 @@ CompSpillReaderSeek(CompSpillRunReader *r, CompSpillRun *run, int64 frame)
 	}
 	r->run = run;
 	r->consume = false;
-	r->pos = (off_t) run->index[frame].offset;
-	r->frame = frame;
+
+	/* the last index entry whose first row is at most row */
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi + 1) / 2;
+
+		if (run->index[mid].first_row <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	base = lo * run->index_stride;
+	start = run->index[lo];
+
+	/* frames before the floor were given back: look from the floor on */
+	if (run->floor_frame > base && run->floor.first_row <= row)
+	{
+		base = run->floor_frame;
+		start = run->floor;
+	}
+
+	if (r->grp_run != run || r->grp_stride != run->index_stride ||
+		r->grp_frame != base || r->grp_n == 0)
+	{
+		if (r->grp_cap < run->index_stride + 1)
+		{
+			if (r->grp != NULL)
+				pfree(r->grp);
+			r->grp_cap = run->index_stride + 1;
+			r->grp = MemoryContextAlloc(r->cxt,
+										sizeof(CompSpillFrameRef) * r->grp_cap);
+		}
+		r->grp_run = run;
+		r->grp_stride = run->index_stride;
+		r->grp_frame = base;
+		r->grp[0] = start;
+		r->grp_n = 1;
+	}
+
+	/* find the frames after the entry until the one after row's is known */
+	while (r->grp[r->grp_n - 1].first_row <= row)
+	{
+		CompSpillFrameRef *last = &r->grp[r->grp_n - 1];
+		CompSpillFrameHeader hdr;
+
+		if (r->grp_frame + r->grp_n - 1 >= nframes || r->grp_n > run->index_stride)
+			elog(ERROR, "compspill run has no row " INT64_FORMAT " in its first " INT64_FORMAT " frames",
+				 row, nframes);
+		compspill_read_frame_header(r, (off_t) last->offset, &hdr);
+		r->grp[r->grp_n].offset = last->offset +
+			COMPSPILL_FRAME_HEADER_SIZE + hdr.stored_len;
+		r->grp[r->grp_n].first_row = last->first_row + hdr.nrows;
+		r->grp_n++;
+	}
+
+	/* the last known frame whose first row is at most row */
+	lo = 0;
+	hi = r->grp_n - 2;
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi + 1) / 2;
+
+		if (r->grp[mid].first_row <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*first = r->grp[lo].first_row;
+	*end = r->grp[lo + 1].first_row;
+	r->pos = (off_t) r->grp[lo].offset;
+	r->frame = base + lo;
 	r->blk.nrows = r->blk.row = 0;
 	r->rc.left = 0;
 }

@@ -36,6 +36,9 @@
 #include "spill/run_private.h"
 #include "spill/spillfile.h"
 
+/* an indexed run's index takes at most this share of work_mem */
+#define COMPSPILL_INDEX_SHARE	64
+
 static void compspill_emit_frame(CompSpillSpiller *sp);
 static void compspill_time_probe_again(CompSpillSpiller *sp,
 									   CompSpillCodec codec, const char *src,
@@ -209,9 +212,43 @@ void
 CompSpillRunBeginIndexed(CompSpillSpiller *sp, CompSpillRun *run, bool rows)
 {
 	compspill_run_begin(sp, run, rows);
+	run->index_max = Max(sp->set.mem_limit / COMPSPILL_INDEX_SHARE /
+						 (int64) sizeof(CompSpillFrameRef), 64);
+	run->index_stride = 1;
+	run->index_n = 0;
 	run->index_cap = 64;
 	run->index = MemoryContextAlloc(sp->cxt,
 									sizeof(CompSpillFrameRef) * run->index_cap);
+}
+
+/*
+ * Note a frame just written of an indexed run, at offset, its first row
+ * first_row, in the index when its number falls on the stride; a full
+ * index keeps every other entry and doubles its stride.
+ */
+static void
+compspill_index_frame(CompSpillRun *run, off_t offset, int64 first_row)
+{
+	if (run->nframes % run->index_stride != 0)
+		return;
+	if (run->index_n >= run->index_max)
+	{
+		for (int64 i = 0; 2 * i < run->index_n; i++)
+			run->index[i] = run->index[2 * i];
+		run->index_n = (run->index_n + 1) / 2;
+		run->index_stride *= 2;
+		if (run->nframes % run->index_stride != 0)
+			return;
+	}
+	if (run->index_n >= run->index_cap)
+	{
+		run->index_cap = Min(run->index_cap * 2, run->index_max);
+		run->index = repalloc_huge(run->index,
+								   sizeof(CompSpillFrameRef) * run->index_cap);
+	}
+	run->index[run->index_n].offset = (int64) offset;
+	run->index[run->index_n].first_row = first_row;
+	run->index_n++;
 }
 
 /*
@@ -481,18 +518,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 	offset = CompSpillFileCommit(sp->file,
 								 COMPSPILL_FRAME_HEADER_SIZE + stored_len);
 	if (sp->run->index != NULL)
-	{
-		CompSpillRun *run = sp->run;
-
-		if (run->nframes >= run->index_cap)
-		{
-			run->index_cap *= 2;
-			run->index = repalloc_huge(run->index,
-									   sizeof(CompSpillFrameRef) * run->index_cap);
-		}
-		run->index[run->nframes].offset = (int64) offset;
-		run->index[run->nframes].first_row = run->nrows - nrows;
-	}
+		compspill_index_frame(sp->run, offset, sp->run->nrows - nrows);
 	sp->run->nframes++;
 
 	sp->max_raw = Max(sp->max_raw, rawlen);
