@@ -270,20 +270,19 @@ CompSpillStoreExpect(CompSpillStore *st, double rows, int width, double reads)
 /*
  * Start a store whose rows go straight to a new indexed run of an existing
  * spill object, adding to its figures: the output of a sort's final merge
- * when the sort must give random access.  The run is of row frames where
- * the spill wants them for its next run (CompSpillWantRowFrames), as a
- * store of its own is.  The spill stays the caller's.
+ * when the sort must give random access, in row frames (rows) or column
+ * frames.  The spill stays the caller's.
  */
 CompSpillStore *
 CompSpillStoreBeginOnSpill(CompSpillSpiller *sp, TupleDesc tupdesc,
-						   CompSpillStats *stats, int npos)
+						   CompSpillStats *stats, int npos, bool rows)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
 
 	st->stats = stats;
 	st->sp = sp;
 	st->own_sp = false;
-	CompSpillRunBeginIndexed(sp, &st->run, CompSpillWantRowFrames(sp));
+	CompSpillRunBeginIndexed(sp, &st->run, rows);
 	return st;
 }
 

@@ -41,7 +41,7 @@ extern void CompSpillStoreExpect(CompSpillStore *st, double rows, int width,
 extern CompSpillStore *CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp,
 												  TupleDesc tupdesc,
 												  CompSpillStats *stats,
-												  int npos);
+												  int npos, bool rows);
 extern void CompSpillStorePut(CompSpillStore *st, TupleTableSlot *slot,
 							  int active);
 extern int	CompSpillStoreAddPos(CompSpillStore *st);

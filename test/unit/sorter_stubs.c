@@ -683,7 +683,8 @@ CompSpillStore *
 CompSpillStoreBeginOnSpill(struct CompSpillSpiller *sp pg_attribute_unused(),
 						   TupleDesc tupdesc pg_attribute_unused(),
 						   CompSpillStats *stats pg_attribute_unused(),
-						   int npos pg_attribute_unused())
+						   int npos pg_attribute_unused(),
+						   bool rows pg_attribute_unused())
 {
 	fake_unsupported("random access");
 	return NULL;
