@@ -831,8 +831,7 @@ void
 CompSpillStoreForget(CompSpillStore *st, int64 row)
 {
 	CompSpillRun *run = &st->run;
-	int64		lo = 0;
-	int64		hi = run->index_n - 1;
+	int64		lo;
 
 	if (st->memtuples != NULL)
 	{
@@ -843,15 +842,7 @@ CompSpillStoreForget(CompSpillStore *st, int64 row)
 		return;
 
 	/* the last indexed frame whose first row is at most row */
-	while (lo < hi)
-	{
-		int64		mid = (lo + hi + 1) / 2;
-
-		if (run->index[mid].first_row + st->run_base <= row)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	lo = CompSpillFrameRefFind(run->index, run->index_n, row - st->run_base);
 	if (lo == 0)
 		return;
 

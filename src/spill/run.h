@@ -131,6 +131,8 @@ extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
 extern CompSpillRunReader *CompSpillReaderCreate(CompSpillSpiller *sp);
 extern void CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run,
 								bool consume);
+extern int64 CompSpillFrameRefFind(const CompSpillFrameRef *refs, int64 n,
+								   int64 row);
 extern void CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 								   int64 nframes, int64 row, int64 *first,
 								   int64 *end);

@@ -131,6 +131,28 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 }
 
 /*
+ * Return the last of the n (at least one) frame references, in order of
+ * their first rows, whose first row is at most row; the first if none is.
+ */
+int64
+CompSpillFrameRefFind(const CompSpillFrameRef *refs, int64 n, int64 row)
+{
+	int64		lo = 0;
+	int64		hi = n - 1;
+
+	while (lo < hi)
+	{
+		int64		mid = (lo + hi + 1) / 2;
+
+		if (refs[mid].first_row <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
  * Position the reader at the frame of an indexed run that holds the given
  * row of the run, without consuming it, and set *first and *end to the
  * rows the frame holds, [*first, *end).  The run may still be growing:
@@ -148,8 +170,7 @@ void
 CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 					   int64 nframes, int64 row, int64 *first, int64 *end)
 {
-	int64		lo = 0;
-	int64		hi = run->index_n - 1;
+	int64		lo;
 	int64		base;
 	CompSpillFrameRef start;
 
@@ -163,16 +184,7 @@ CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 	r->run = run;
 	r->consume = false;
 
-	/* the last index entry whose first row is at most row */
-	while (lo < hi)
-	{
-		int64		mid = (lo + hi + 1) / 2;
-
-		if (run->index[mid].first_row <= row)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	lo = CompSpillFrameRefFind(run->index, run->index_n, row);
 	base = lo * run->index_stride;
 	start = run->index[lo];
 
@@ -217,18 +229,8 @@ CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 		r->grp_n++;
 	}
 
-	/* the last known frame whose first row is at most row */
-	lo = 0;
-	hi = r->grp_n - 2;
-	while (lo < hi)
-	{
-		int64		mid = (lo + hi + 1) / 2;
-
-		if (r->grp[mid].first_row <= row)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	/* of the known frames (the last is the one after row's) */
+	lo = CompSpillFrameRefFind(r->grp, r->grp_n - 1, row);
 	*first = r->grp[lo].first_row;
 	*end = r->grp[lo + 1].first_row;
 	r->pos = (off_t) r->grp[lo].offset;
