@@ -221,18 +221,3 @@ CompSpillCrc32c(pg_crc32c crc, const void *data, size_t len)
 	COMP_CRC32C(crc, data, len);
 	return crc;
 }
-
-/*
- * Name the routine CompSpillCrc32c uses for long payloads.
- */
-const char *
-CompSpillCrc32cName(void)
-{
-#ifdef COMPSPILL_CRC_STRIPES
-	if (compspill_crc_striped == 0)
-		compspill_crc_decide();
-	if (compspill_crc_striped > 0)
-		return "sse4.2, three stripes";
-#endif
-	return "server";
-}

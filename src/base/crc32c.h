@@ -16,7 +16,4 @@
 
 extern pg_crc32c CompSpillCrc32c(pg_crc32c crc, const void *data, size_t len);
 
-/* the routine CompSpillCrc32c uses: for EXPLAIN VERBOSE and tests */
-extern const char *CompSpillCrc32cName(void);
-
 #endif							/* COMPSPILL_CRC32C_H */

@@ -33,6 +33,7 @@ link time, -Wl,--wrap, to count them);
 #include "base/spillstats.h"
 #include "codec/compress.h"
 #include "pgstubs.h"
+#include "unitcheck.h"
 
 /* use libc's printf family, not libpgport's, which is not linked in */
 #undef printf
@@ -138,21 +139,6 @@ __wrap_ZSTD_freeDCtx(ZSTD_DCtx *dctx)
  * The test
  * ----------------------------------------------------------------
  */
-static int	npassed = 0;
-static int	nfailed = 0;
-
-static void
-check(bool ok, const char *what)
-{
-	if (ok)
-		npassed++;
-	else
-	{
-		nfailed++;
-		printf("FAIL: %s\n", what);
-	}
-}
-
 /* Fill a block with compressible, text-like bytes */
 static void
 fill_text(char *buf, Size len, unsigned seed)
@@ -352,6 +338,5 @@ main(void)
 		check(!dict, "a compressor not asked for one has none");
 	}
 
-	printf("compress unit: %d passed, %d failed\n", npassed, nfailed);
-	return nfailed == 0 ? 0 : 1;
+	return unit_report("compress");
 }

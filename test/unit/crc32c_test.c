@@ -21,12 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-/* the libc printf, not the server's (there is no server here) */
-#undef printf
-
-static int	npassed = 0;
-static int	nfailed = 0;
+#include "unitcheck.h"
 
 /*
  * CRC-32C from its definition: the reflected polynomial 0x82F63B78, one
@@ -56,19 +51,6 @@ pg_comp_crc32c_avx512(pg_crc32c crc, const void *data, size_t len)
 	return reference_crc(crc, data, len);
 }
 #endif
-
-/* Count one check, printing it when it fails */
-static void
-check(bool ok, const char *name)
-{
-	if (ok)
-		npassed++;
-	else
-	{
-		nfailed++;
-		printf("FAIL: %s\n", name);
-	}
-}
 
 int
 main(void)
@@ -104,7 +86,6 @@ main(void)
 	if (__builtin_cpu_supports("sse4.2"))
 	{
 		check(compspill_crc_striped > 0, "stripes used on a CPU with SSE 4.2");
-		printf("routine: %s\n", CompSpillCrc32cName());
 
 		/* every length up to past three long stripes, at every alignment */
 		for (size_t len = 0; len <= 3 * 2048 + 800 && all_lengths; len++)
@@ -150,6 +131,5 @@ main(void)
 #endif
 
 	free(buf);
-	printf("crc32c unit: %d passed, %d failed\n", npassed, nfailed);
-	return nfailed == 0 ? 0 : 1;
+	return unit_report("crc32c");
 }

@@ -25,12 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "shared/devices.h"
-
-/* the libc printf, not the server's (there is no server here) */
-#undef printf
-
-static int	npassed = 0;
-static int	nfailed = 0;
+#include "unitcheck.h"
 
 /* the clock devices.c reads */
 static TimestampTz now = 800000000000000;
@@ -66,19 +61,6 @@ s_lock(volatile slock_t *lock, const char *file, int line, const char *func)
 	(void) line;
 	(void) func;
 	return 0;
-}
-
-/* Count one check, printing it when it fails */
-static void
-check(bool ok, const char *name)
-{
-	if (ok)
-		npassed++;
-	else
-	{
-		nfailed++;
-		printf("FAIL: %s\n", name);
-	}
 }
 
 /* Is device dev's pace recalled as ns_per_byte with headroom? */
@@ -139,6 +121,5 @@ main(void)
 	check(recalls(200, 5.0, 2e6) && forgotten(100) &&
 		  recalls(101, 101.0, 1e6), "a new device takes the oldest entry");
 
-	printf("devices unit: %d passed, %d failed\n", npassed, nfailed);
-	return nfailed == 0 ? 0 : 1;
+	return unit_report("devices");
 }
