@@ -29,6 +29,10 @@ SET work_mem = '64kB';
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT plan_shape('SELECT mo.id, x.id FROM mo LEFT JOIN (SELECT * FROM mi WHERE id <= 3000) x ON x.g = mo.g');
+-- the plan tells the store it is read once per outer row (mo's 2000), which
+-- codec = auto weighs its codecs' reading by
+SELECT (n->>'Planned Reads')::int AS planned_reads
+FROM cs_material_nodes(cs_analyze_json('SELECT mo.id, x.id FROM mo LEFT JOIN (SELECT * FROM mi WHERE id <= 3000) x ON x.g = mo.g', 'VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF')) n;
 SELECT compare_material('SELECT mo.id, x.id, x.v, x.t, x.n, x.b FROM mo LEFT JOIN (SELECT * FROM mi WHERE id <= 3000) x ON x.g = mo.g AND x.v > mo.id', 'spill');
 -- the same in memory
 SET work_mem = '4MB';

@@ -341,7 +341,8 @@ $f$;
 -- "Custom Scan (CompSpill WorkTable Scan)" likewise "WorkTable Scan on name
 -- alias".  Native's Recursive Union prints no Output line (EXPLAIN leaves
 -- it out for that node type), a CustomScan always does: the CompSpill
--- Recursive Union's is dropped.
+-- Recursive Union's is dropped.  A CompSpill Material's "Planned Reads"
+-- (its rescans the plan expects) has no native line and is dropped too.
 CREATE FUNCTION vb_plan(query text, enabled bool)
 RETURNS text[] LANGUAGE plpgsql AS $f$
 DECLARE
@@ -353,6 +354,9 @@ DECLARE
 BEGIN
     FOR line IN SELECT l FROM cs_explain(query, 'VERBOSE, COSTS OFF', enabled) l LOOP
         IF enabled THEN
+            IF line ~ '^\s+Planned Reads: ' THEN
+                CONTINUE;
+            END IF;
             IF after_ru AND line ~ '^\s+Output: ' THEN
                 after_ru := false;
                 CONTINUE;

@@ -288,7 +288,9 @@ compspill_material_restore(CustomScanState *node)
 }
 
 /*
- * EXPLAIN ANALYZE: how the rows were kept (the tuplestore path prints
+ * EXPLAIN VERBOSE: how many times the plan expects the rows read, when a
+ * nested loop rescans the node (what codec = auto weighs its codecs' reads
+ * by).  EXPLAIN ANALYZE: how the rows were kept (the tuplestore path prints
  * nothing, as native Material does not).
  */
 static void
@@ -298,6 +300,8 @@ compspill_material_explain(CustomScanState *node,
 {
 	CompSpillMaterialState *state = (CompSpillMaterialState *) node;
 
+	if (es->verbose && state->ns.est_reads > 1.0)
+		ExplainPropertyFloat("Planned Reads", NULL, state->ns.est_reads, 0, es);
 	if (es->analyze)
 		CompSpillNodeStoreExplain(&state->ns, true, es);
 }
