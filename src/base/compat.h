@@ -98,6 +98,15 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #endif
 
 /*
+ * 16 added pg_attribute_target() (a function compiled for more of the CPU
+ * than the rest of the build, as SSE 4.2's crc32 for crc32c.c): GCC's and
+ * Clang's attribute on older servers.
+ */
+#if !defined(pg_attribute_target) && (defined(__GNUC__) || defined(__clang__))
+#define pg_attribute_target(...) __attribute__((target(__VA_ARGS__)))
+#endif
+
+/*
  * 18 put a tuple descriptor's compact attributes in front of its
  * attributes: the bytes a descriptor of natts attributes takes (for the
  * fuzzer, which makes descriptors outside the server).

@@ -35,13 +35,12 @@
  */
 #include "postgres.h"
 
+#include "base/compat.h"
 #include "base/crc32c.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COMPSPILL_CRC_STRIPES 1
 #include <nmmintrin.h>
-/* 15 has no pg_attribute_target */
-#define COMPSPILL_SSE42 __attribute__((target("sse4.2")))
 #endif
 
 #ifdef COMPSPILL_CRC_STRIPES
@@ -65,7 +64,7 @@ static int	compspill_crc_striped = 0;
 /*
  * The register after len bytes (a multiple of 8) of zeroes from crc.
  */
-COMPSPILL_SSE42
+pg_attribute_target("sse4.2")
 static uint32
 compspill_crc_zeroes(uint32 crc, size_t len)
 {
@@ -118,7 +117,7 @@ compspill_crc_shift(int s, uint32 crc)
  * COMP_CRC32C), three stripes at a time, the rest as one stream.  Words are
  * read with memcpy: a payload has no alignment.
  */
-COMPSPILL_SSE42
+pg_attribute_target("sse4.2")
 static uint32
 compspill_crc32c_striped(uint32 crc, const void *data, size_t len)
 {
