@@ -139,6 +139,11 @@ SET compspill.frame_kind = row;
 SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS row_frames_lz4 FROM walks WHERE wid IN (2, 8) ORDER BY wid;
 SELECT (n->>'Frames Row')::int > 0 AS row_frames
 FROM cs_node('SELECT * FROM cu ORDER BY n, id') n;
+-- runs of both kinds (a test-only setting alternates them) merged into
+-- the store, each input handing on tuples or values
+SET compspill.frame_kind = alternate;
+SELECT compare_walk('SELECT * FROM cu ORDER BY n, id', steps, 'compspill store') AS mixed_runs_lz4 FROM walks WHERE wid IN (2, 8) ORDER BY wid;
+SELECT compare_walk('SELECT id, t, n FROM cu ORDER BY t DESC, n, id', steps, 'compspill store') AS mixed_runs_by_text FROM walks WHERE wid IN (2, 8) ORDER BY wid;
 RESET compspill.frame_kind;
 SET compspill.codec = 'zstd';
 SET compspill.enable_dio = on;

@@ -101,6 +101,30 @@ SELECT n->>'Sort Key' AS sort_key, (n->>'Frames Row')::int > 0 AS row_frames,
        (n->>'Frames Column')::int AS column_frames
 FROM cs_provider_nodes(cs_analyze_json('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000'), 'CompSpill Sort') n;
 RESET compspill.frame_kind;
+-- with the default codec (auto) the merged rows are kept in row frames
+-- whatever kind its runs took: they are read back as tuples, and column
+-- frames would form every row of a frame again each time it is loaded
+-- (EXPLAIN VERBOSE's Random Access Frames; the outer sort has none); with
+-- lz4, column frames
+CREATE FUNCTION mi_random_access(q text) RETURNS TABLE (sort_key text, frames text)
+LANGUAGE sql AS $$
+    SELECT n->>'Sort Key', n->>'Random Access Frames'
+    FROM cs_provider_nodes(cs_analyze_json(q, 'VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF'), 'CompSpill Sort') n
+$$;
+SELECT * FROM mi_random_access('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000');
+SET compspill.codec = lz4;
+SELECT * FROM mi_random_access('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000');
+RESET compspill.codec;
+-- runs of both kinds (a test-only setting alternates them), merged into
+-- the store: each input hands on its rows as tuples or as values
+SET compspill.frame_kind = alternate;
+SELECT cs_check('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000', 'spill', 'multiset') AS mixed_runs_marked;
+SELECT (n->>'Frames Row')::int > 0 AS row_frames,
+       (n->>'Frames Column')::int > 0 AS column_frames
+FROM cs_provider_nodes(cs_analyze_json('SELECT a.id, b.id, b.t, b.b FROM mi a JOIN mi b ON a.g = b.g WHERE a.id <= 2000'), 'CompSpill Sort') n
+WHERE n->>'Parent Relationship' = 'Inner';
+RESET compspill.frame_kind;
+DROP FUNCTION mi_random_access(text);
 RESET enable_material;
 
 -- each codec, and direct I/O

@@ -1093,6 +1093,34 @@ CompSpillAutoRecordColumns(CompSpillAutoCodec *ac, Size row_bytes,
 }
 
 /*
+ * The frame kind where bytes matter: false (column frames) when room is
+ * short, or behind a device that holds the spill back while the choice
+ * compresses or the device is the slower even for raw frames; true (row
+ * frames) behind a device slower than the spill's own work (at 250 MB/s,
+ * where column frames only add their CPU).  *decided says whether either
+ * applies.
+ */
+static bool
+compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, bool *decided)
+{
+	CompSpillDevicePace pace;
+
+	*decided = true;
+	if (CompSpillAutoRoomShort(ac))
+		return false;
+	if (CompSpillAutoCurrentPace(ac, &pace))
+	{
+		if (!CompSpillAutoStoresRaw(ac))
+			return false;
+		return pace.device_ns_per_byte *
+			compspill_auto_device_share(&pace, 1.0) <=
+			pace.base_ns_per_byte + pace.copy_ns_per_byte;
+	}
+	*decided = false;
+	return true;
+}
+
+/*
  * Should the next run be written in row frames, rows laid out as native sort
  * does, rather than in the block codec's column frames?  Column frames cost
  * CPU to encode and decode, COMPSPILL_AUTO_COLUMN_NS more per byte of rows
@@ -1125,29 +1153,34 @@ CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 	double		write_ns;
 	double		read_ns;
 	double		saved = COMPSPILL_AUTO_COLUMN_SHRINK;
-	CompSpillDevicePace pace;
+	bool		decided;
+	bool		rows = compspill_auto_io_row_frames(ac, &decided);
 
-	if (CompSpillAutoRoomShort(ac))
-		return false;
-	if (CompSpillAutoCurrentPace(ac, &pace))
-	{
-		/*
-		 * Behind a device that holds the spill back, column frames when the
-		 * choice compresses (a codec makes more of them), or when the
-		 * device is the slower even for raw frames; row frames when the
-		 * spill's own work is (at 250 MB/s, where column frames only add
-		 * their CPU).
-		 */
-		if (!CompSpillAutoStoresRaw(ac))
-			return false;
-		return pace.device_ns_per_byte *
-			compspill_auto_device_share(&pace, 1.0) <=
-			pace.base_ns_per_byte + pace.copy_ns_per_byte;
-	}
+	if (decided)
+		return rows;
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);
 	if (ac->columns.known && CompSpillAutoStoresRaw(ac))
 		saved = Max(1.0 - ac->columns.value, 0.0);
 	return (write_ns + read_ns) * saved < COMPSPILL_AUTO_COLUMN_NS;
+}
+
+/*
+ * Should rows read back as minimal tuples (a store's: a Material's, a CTE's,
+ * a random-access sort's merged rows) be written in row frames?  Column
+ * frames cost more there than in a sort's runs: every row is formed again
+ * from its columns each time its frame is loaded, once per rescan or
+ * backward walk, where row frames hand their tuples on as they are.  So
+ * row frames unless bytes matter as CompSpillAutoRowFrames sees them (room
+ * short, a device that holds the spill back), whatever the page cache's
+ * writes measure.
+ */
+bool
+CompSpillAutoStoreRowFrames(const CompSpillAutoCodec *ac)
+{
+	bool		decided;
+	bool		rows = compspill_auto_io_row_frames(ac, &decided);
+
+	return decided ? rows : true;
 }

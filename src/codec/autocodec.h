@@ -112,5 +112,6 @@ extern bool CompSpillAutoMeasuredDevice(const CompSpillAutoCodec *ac,
 extern void CompSpillAutoRecordColumns(CompSpillAutoCodec *ac,
 									   Size row_bytes, Size encoded);
 extern bool CompSpillAutoRowFrames(const CompSpillAutoCodec *ac);
+extern bool CompSpillAutoStoreRowFrames(const CompSpillAutoCodec *ac);
 
 #endif							/* COMPSPILL_AUTOCODEC_H */

@@ -62,6 +62,7 @@ typedef struct CompSpillSortFigures
 	TuplesortInstrumentation ts;	/* its figures */
 	bool		spilled;		/* else the compspill sorter's */
 	int64		space;
+	CompSpillMergedFrames merged;	/* random access: the merged rows' frames */
 	CompSpillStats stats;
 } CompSpillSortFigures;
 
@@ -303,6 +304,7 @@ compspill_figures(CustomScanState *node, void *figures)
 	{
 		f->spilled = CompSpillSorterSpilled(state->sorter);
 		f->space = CompSpillSorterSpaceUsed(state->sorter);
+		f->merged = CompSpillSorterMergedFrames(state->sorter);
 		f->stats = *CompSpillSorterStats(state->sorter);
 	}
 	return true;
@@ -484,6 +486,12 @@ compspill_explain_figures(const void *figures, ExplainState *es)
 		compspill_explain_tuplesort(&f.ts, es);
 	else
 		compspill_explain_sorter(f.spilled, f.space, &f.stats, es);
+
+	/* VERBOSE: a sort with random access, the frames its merged rows took */
+	if (es->verbose && f.merged != COMPSPILL_MERGED_NONE)
+		ExplainPropertyText("Random Access Frames",
+							f.merged == COMPSPILL_MERGED_ROW_FRAMES ?
+							"row" : "column", es);
 }
 
 /*

@@ -101,7 +101,7 @@ struct CompSpillMerge
 
 	CompSpillRun *runs;			/* runs left to merge */
 	int			nruns;
-	bool		rows;			/* all are runs of row frames: merge tuples */
+	bool		rows;			/* all are runs of row frames */
 
 	/* merge inputs */
 	int64		reader_mem;		/* memory one input takes, but for its
@@ -116,6 +116,10 @@ struct CompSpillMerge
 	Datum	  **cur_values;		/* current row of each input (columns) */
 	bool	  **cur_isnull;
 	MinimalTuple *cur_tuple;	/* current row of each input (rows) */
+	bool	   *in_rows;		/* is the input's run of row frames? */
+	Datum	   *out_values;		/* a row input's row deformed, to be written
+								 * into column frames */
+	bool	   *out_isnull;
 
 	/* inputs by their current row, smallest first */
 	CompSpillMergeEntry *heap;
@@ -136,51 +140,41 @@ compspill_wrap_tuple(HeapTupleData *htup, MinimalTuple tup)
 }
 
 /*
+ * Return column attno of input i's current row, a tuple (an input of row
+ * frames) or values decoded from column frames.
+ */
+static inline Datum
+compspill_input_attr(CompSpillMerge *m, int i, int attno, bool *isnull)
+{
+	if (m->in_rows[i])
+	{
+		HeapTupleData htup;
+
+		compspill_wrap_tuple(&htup, m->cur_tuple[i]);
+		return heap_getattr(&htup, attno, m->tupdesc, isnull);
+	}
+	*isnull = m->cur_isnull[i][attno - 1];
+	return m->cur_values[i][attno - 1];
+}
+
+/*
  * Compare the current rows of inputs ia and ib on the keys after the
- * first.
+ * first.  The inputs may be of either kind of frames.
  */
 static int
 compspill_merge_tiebreak(CompSpillMerge *m, int ia, int ib)
 {
-	int			k;
-
-	if (m->rows)
+	for (int k = 1; k < m->nkeys; k++)
 	{
-		HeapTupleData ha;
-		HeapTupleData hb;
+		SortSupport ssup = &m->ssup[k];
+		bool		na;
+		bool		nb;
+		Datum		da = compspill_input_attr(m, ia, ssup->ssup_attno, &na);
+		Datum		db = compspill_input_attr(m, ib, ssup->ssup_attno, &nb);
+		int			cmp = ApplySortComparator(da, na, db, nb, ssup);
 
-		compspill_wrap_tuple(&ha, m->cur_tuple[ia]);
-		compspill_wrap_tuple(&hb, m->cur_tuple[ib]);
-		for (k = 1; k < m->nkeys; k++)
-		{
-			SortSupport ssup = &m->ssup[k];
-			bool		na;
-			bool		nb;
-			Datum		da = heap_getattr(&ha, ssup->ssup_attno, m->tupdesc, &na);
-			Datum		db = heap_getattr(&hb, ssup->ssup_attno, m->tupdesc, &nb);
-			int			cmp = ApplySortComparator(da, na, db, nb, ssup);
-
-			if (cmp != 0)
-				return cmp;
-		}
-	}
-	else
-	{
-		Datum	   *va = m->cur_values[ia];
-		Datum	   *vb = m->cur_values[ib];
-		bool	   *na = m->cur_isnull[ia];
-		bool	   *nb = m->cur_isnull[ib];
-
-		for (k = 1; k < m->nkeys; k++)
-		{
-			SortSupport ssup = &m->ssup[k];
-			int			col = ssup->ssup_attno - 1;
-			int			cmp = ApplySortComparator(va[col], na[col],
-												  vb[col], nb[col], ssup);
-
-			if (cmp != 0)
-				return cmp;
-		}
+		if (cmp != 0)
+			return cmp;
 	}
 	return 0;
 }
@@ -255,7 +249,7 @@ static inline bool
 compspill_fetch(CompSpillMerge *m, int i, CompSpillMergeEntry *e)
 {
 	e->input = i;
-	if (m->rows)
+	if (m->in_rows[i])
 	{
 		MinimalTuple tup = CompSpillReaderNextTuple(m->readers[i]);
 		HeapTupleData htup;
@@ -309,6 +303,7 @@ compspill_start_merge(CompSpillMerge *m, CompSpillRun *runs, int n,
 	for (i = 0; i < n; i++)
 	{
 		CompSpillReaderOpen(m->readers[i], &runs[i], consume);
+		m->in_rows[i] = runs[i].rows;
 		if (compspill_fetch(m, i, &m->heap[m->heapsize]))
 			m->heapsize++;
 	}
@@ -339,7 +334,8 @@ compspill_advance_top(CompSpillMerge *m)
 /*
  * Merge runs[0..n) into the new run *out, consuming them.  Runs of row
  * frames merge into a run of row frames, their rows copied as they are;
- * other runs into a run of column frames.
+ * runs of column frames, or of both kinds, into a run of column frames,
+ * the rows of row frames deformed into it.
  */
 static void
 compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
@@ -347,9 +343,12 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 {
 	int			top;
 	int64		nput = 0;
+	bool		rows = true;
 
+	for (int i = 0; i < n; i++)
+		rows = rows && runs[i].rows;
 	compspill_start_merge(m, runs, n, true);
-	if (m->rows)
+	if (rows)
 		CompSpillRunBeginRows(m->sp, out);
 	else
 		CompSpillRunBegin(m->sp, out);
@@ -358,8 +357,16 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 	while (top >= 0)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (m->rows)
+		if (rows)
 			CompSpillRunPutTuple(m->sp, m->cur_tuple[top]);
+		else if (m->in_rows[top])
+		{
+			HeapTupleData htup;
+
+			compspill_wrap_tuple(&htup, m->cur_tuple[top]);
+			heap_deform_tuple(&htup, m->tupdesc, m->out_values, m->out_isnull);
+			CompSpillRunPutValues(m->sp, m->out_values, m->out_isnull);
+		}
 		else
 			CompSpillRunPutValues(m->sp, m->cur_values[top], m->cur_isnull[top]);
 		top = compspill_advance_top(m);
@@ -383,7 +390,14 @@ compspill_merge_into_run(CompSpillMerge *m, CompSpillRun *runs, int n,
 static void
 compspill_size_input(CompSpillMerge *m)
 {
+	bool		any_rows = false;
+
+	for (int i = 0; i < m->nruns; i++)
+		any_rows = any_rows || m->runs[i].rows;
 	m->reader_mem = Max(CompSpillReaderEstimate(m->sp, m->rows), 1);
+	if (any_rows && !m->rows)
+		m->reader_mem = Max(m->reader_mem,
+							CompSpillReaderEstimate(m->sp, true));
 }
 
 /*
@@ -440,7 +454,7 @@ compspill_measure_input(CompSpillMerge *m)
 			Datum	   *values;
 			bool	   *isnull;
 
-			if (m->rows ? CompSpillReaderNextTuple(r) == NULL :
+			if (probe[k]->rows ? CompSpillReaderNextTuple(r) == NULL :
 				!CompSpillReaderNext(r, &values, &isnull))
 				break;
 			if (rows % per_frame == 0)
@@ -625,6 +639,9 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	m->cur_values = palloc0(sizeof(Datum *) * m->maxreaders);
 	m->cur_isnull = palloc0(sizeof(bool *) * m->maxreaders);
 	m->cur_tuple = palloc0(sizeof(MinimalTuple) * m->maxreaders);
+	m->in_rows = palloc0(sizeof(bool) * m->maxreaders);
+	m->out_values = palloc(sizeof(Datum) * m->natts);
+	m->out_isnull = palloc(sizeof(bool) * m->natts);
 	m->heap = palloc(sizeof(CompSpillMergeEntry) * m->maxreaders);
 	return m;
 }
@@ -697,6 +714,9 @@ compspill_merge_free(CompSpillMerge *m)
 	pfree(m->cur_values);
 	pfree(m->cur_isnull);
 	pfree(m->cur_tuple);
+	pfree(m->in_rows);
+	pfree(m->out_values);
+	pfree(m->out_isnull);
 	pfree(m);
 }
 
@@ -791,9 +811,9 @@ CompSpillMergeEnd(CompSpillMerge *m)
 }
 
 /*
- * Return the next row of the final merge, in minslot when the runs are of
- * row frames (the input's tuple, not copied) and in virtslot otherwise;
- * NULL at the end.  The slot's contents stay valid until the next call.
+ * Return the next row of the final merge, in minslot when its input's run
+ * is of row frames (the input's tuple, not copied) and in virtslot
+ * otherwise; NULL at the end.  The slot's contents stay valid until the next call.
  */
 TupleTableSlot *
 CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *virtslot,
@@ -818,7 +838,7 @@ CompSpillMergeNext(CompSpillMerge *m, TupleTableSlot *virtslot,
 		top = m->heap[0].input;
 	m->last_input = top;
 
-	if (m->rows)
+	if (m->in_rows[top])
 		return ExecStoreMinimalTuple(m->cur_tuple[top], minslot, false);
 
 	ExecClearTuple(virtslot);

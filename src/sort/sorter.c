@@ -220,6 +220,7 @@ struct CompSpillSorter
 	/* merging, and with random access the merged rows */
 	CompSpillMerge *merge;
 	CompSpillStore *store;
+	CompSpillMergedFrames merged_frames;	/* the store's frames */
 
 	TupleTableSlot *minslot;	/* rows of the in-memory sort */
 	TupleTableSlot *virtslot;	/* rows of the final merge */
@@ -1469,16 +1470,24 @@ compspill_merge_to_store(CompSpillSorter *s)
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->maincxt);
 	TupleTableSlot *slot;
 	int64		n = 0;
+	bool		rows;
 
 	/*
-	 * Row frames only when asked for: under auto the merged rows come from
-	 * runs of either kind, and a scroll cursor over lineitem measured
-	 * slower with its merged rows formed into row frames (1.34x native's
-	 * time, 1.16-1.26x in column frames: bench.py's cur at 4MB on 18).
+	 * The merged rows are read back as minimal tuples, often more than once
+	 * (a scroll cursor's backward fetches, a merge join's restored marks):
+	 * in row frames, as a store's rows are (CompSpillWantStoreRowFrames),
+	 * the merge copies the rows of row frames into them and forms those of
+	 * column frames once, and every read hands them on as they are; column
+	 * frames would form every row of a frame each time it is loaded.  A
+	 * scroll cursor over lineitem at 4MB on 18 (bench.py's cur) took 1.27x
+	 * native's time with its merged rows in column frames, 0.83x in row
+	 * frames.
 	 */
+	rows = CompSpillWantStoreRowFrames(s->spill);
 	s->store = CompSpillStoreBeginOnSpill(s->spill, s->tupdesc, &s->stats, 2,
-										  s->settings.frame_kind ==
-										  COMPSPILL_FRAME_KIND_ROW);
+										  rows);
+	s->merged_frames = rows ? COMPSPILL_MERGED_ROW_FRAMES :
+		COMPSPILL_MERGED_COLUMN_FRAMES;
 	MemoryContextSwitchTo(oldcxt);
 
 	while ((slot = CompSpillMergeNext(s->merge, s->virtslot,
@@ -1692,6 +1701,16 @@ bool
 CompSpillSorterSpilled(CompSpillSorter *s)
 {
 	return s->spill != NULL;
+}
+
+/*
+ * Where a sort with random access kept its merged rows: in a store of row
+ * or column frames, or none (in memory, or not merged yet).
+ */
+CompSpillMergedFrames
+CompSpillSorterMergedFrames(CompSpillSorter *s)
+{
+	return s->merged_frames;
 }
 
 /*

@@ -23,6 +23,14 @@
 /* sorter.c */
 typedef struct CompSpillSorter CompSpillSorter;
 
+/* where a sort with random access kept its merged rows (EXPLAIN VERBOSE) */
+typedef enum CompSpillMergedFrames
+{
+	COMPSPILL_MERGED_NONE = 0,	/* in memory, or no merge yet */
+	COMPSPILL_MERGED_ROW_FRAMES,
+	COMPSPILL_MERGED_COLUMN_FRAMES,
+} CompSpillMergedFrames;
+
 /*
  * The next size of an array of entries of entry_size bytes indexed by an
  * int and allocated in one huge chunk, that has size entries now: double,
@@ -68,6 +76,7 @@ extern void CompSpillSorterRestorePos(CompSpillSorter *sorter);
 extern void CompSpillSorterReset(CompSpillSorter *sorter);
 extern void CompSpillSorterEnd(CompSpillSorter *sorter);
 extern bool CompSpillSorterSpilled(CompSpillSorter *sorter);
+extern CompSpillMergedFrames CompSpillSorterMergedFrames(CompSpillSorter *sorter);
 extern int64 CompSpillSorterSpaceUsed(CompSpillSorter *sorter);
 extern CompSpillStats *CompSpillSorterStats(CompSpillSorter *sorter);
 

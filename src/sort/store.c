@@ -413,8 +413,8 @@ compspill_store_put_run(CompSpillStore *st, MinimalTuple tup, Datum *values,
  * frames after them take the size of the spill sizing policy.
  *
  * The run is of row frames where the spill wants them
- * (CompSpillWantRowFrames: with codec = auto, unless room is short or a
- * device's remembered pace says the bytes matter): a store is read back
+ * (CompSpillWantStoreRowFrames: with codec = auto, unless room is short or
+ * a device's remembered pace says the bytes matter): a store is read back
  * as minimal tuples, which a row frame holds as they are, so a Material
  * rescanned many times copies its rows where column frames would decode
  * and form them again on every pass.  Otherwise column frames.
@@ -443,7 +443,8 @@ compspill_store_spill(CompSpillStore *st)
 	if (st->est_rows > 0)
 		CompSpillSpillerSetExpectedRows(st->sp, st->est_rows, st->est_width);
 	CompSpillSpillerSetExpectedReads(st->sp, st->est_reads);
-	CompSpillRunBeginIndexed(st->sp, &st->run, CompSpillWantRowFrames(st->sp));
+	CompSpillRunBeginIndexed(st->sp, &st->run,
+							  CompSpillWantStoreRowFrames(st->sp));
 	st->stats->nruns = 1;
 	CompSpillSpillerSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
 	MemoryContextSwitchTo(oldcxt);

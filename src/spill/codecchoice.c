@@ -64,6 +64,23 @@ CompSpillWantRowFrames(CompSpillSpiller *sp)
 }
 
 /*
+ * Should a store's run be written in row frames: rows read back as minimal
+ * tuples, by a Material, a CTE or a random-access sort's readers?  As for
+ * a sort's run (CompSpillWantRowFrames), but with codec = auto row frames
+ * unless bytes matter (CompSpillAutoStoreRowFrames): whatever the page
+ * cache's writes measure, column frames would form every row again each
+ * time its frame is read.
+ */
+bool
+CompSpillWantStoreRowFrames(CompSpillSpiller *sp)
+{
+	if (sp->set.frame_kind != COMPSPILL_FRAME_KIND_AUTO ||
+		sp->set.codec != COMPSPILL_CODEC_AUTO)
+		return CompSpillWantRowFrames(sp);
+	return CompSpillAutoStoreRowFrames(sp->ac);
+}
+
+/*
  * Choose the codec of the next frame: the one asked for, or with codec =
  * auto the one the costs measured so far favour, within the room left
  * (looked at every COMPSPILL_ROOM_CHECK_FRAMES frames); lz4 for zstd while

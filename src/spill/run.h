@@ -123,6 +123,7 @@ extern void CompSpillRunEnd(CompSpillSpiller *sp);
 
 /* codecchoice.c */
 extern bool CompSpillWantRowFrames(CompSpillSpiller *sp);
+extern bool CompSpillWantStoreRowFrames(CompSpillSpiller *sp);
 extern void CompSpillSpillerSetExpectedReads(CompSpillSpiller *sp, double reads);
 extern void CompSpillSpillerSetExpectedRows(CompSpillSpiller *sp, double rows,
 											int width);

@@ -1277,6 +1277,17 @@ test_frame_kind(void)
 	check(!CompSpillAutoRowFrames(&ac), "kind, 2.4 ns/B, columns 0.33",
 		  "column frames (columns %.2f)", ac.columns.value);
 
+	/*
+	 * rows read back as tuples (a store's): row frames all the same, where
+	 * the writes measured say nothing of the bytes mattering; column frames
+	 * once room is short
+	 */
+	check(CompSpillAutoStoreRowFrames(&ac), "store kind, 2.4 ns/B, columns 0.33",
+		  "row frames");
+	CompSpillAutoSetRoom(&ac, 0.5);
+	check(!CompSpillAutoStoreRowFrames(&ac), "store kind, room short",
+		  "column frames");
+
 	/* cheap I/O: rows whatever the columns save */
 	CompSpillAutoInit(&ac, 1);
 	CompSpillAutoRecordWrite(&ac, 64 * 1024 * 1024,

@@ -508,6 +508,13 @@ CompSpillWantRowFrames(CompSpillSpiller *sp pg_attribute_unused())
 	return false;
 }
 
+/* And for a store: never either */
+bool
+CompSpillWantStoreRowFrames(CompSpillSpiller *sp pg_attribute_unused())
+{
+	return false;
+}
+
 /* Add the first column of a row to the run being written */
 void
 CompSpillRunPutValues(CompSpillSpiller *sp, Datum *values, bool *isnull)
