@@ -420,6 +420,52 @@ compspill_size_input(CompSpillMerge *m)
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
+/*
+ * Read run's first COMPSPILL_PROBE_FRAMES frames with reader r, as a merge
+ * reads them, and return the most r held after any of them, its
+ * decompression buffer left out (at least most, the figure so far).
+ */
+static int64
+compspill_probe_run(CompSpillRunReader *r, CompSpillRun *run, int64 most)
+{
+	int64		per_frame = run->nrows / Max(run->nframes, 1) + 1;
+
+	CompSpillReaderOpen(r, run, false);
+	for (int64 rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
+	{
+		Datum	   *values;
+		bool	   *isnull;
+
+		if (run->rows ? CompSpillReaderNextTuple(r) == NULL :
+			!CompSpillReaderNext(r, &values, &isnull))
+			break;
+		if (rows % per_frame == 0)
+			most = Max(most, CompSpillReaderHeld(r) -
+					   CompSpillReaderDecompressHeld(r));
+	}
+	return Max(most, CompSpillReaderHeld(r) -
+			   CompSpillReaderDecompressHeld(r));
+}
+
+/*
+ * Measure what a merge input reading run would hold, its decompression
+ * buffer left out (CompSpillRunDecompressMemory): a reader's memory through
+ * the run's first frames, and in *frame_part what of it grows with the
+ * frames' size (CompSpillReaderFrameHeld).  For a sort choosing the block
+ * size of its later runs from its first.
+ */
+int64
+CompSpillMergeProbeRun(CompSpillSpiller *sp, CompSpillRun *run,
+					   int64 *frame_part)
+{
+	CompSpillRunReader *r = CompSpillReaderCreate(sp);
+	int64		most = compspill_probe_run(r, run, CompSpillReaderHeld(r));
+
+	*frame_part = CompSpillReaderFrameHeld(r);
+	CompSpillReaderFree(r);
+	return most;
+}
+
 static CompSpillRunReader *
 compspill_measure_input(CompSpillMerge *m)
 {
@@ -439,30 +485,11 @@ compspill_measure_input(CompSpillMerge *m)
 			probe[kind] = run;
 	}
 
+	/* about the rows of the first few frames, read as the merge will */
 	for (int k = 0; k < 3; k++)
 	{
-		int64		per_frame;
-
-		if (probe[k] == NULL)
-			continue;
-
-		/* about the rows of the first few frames, read as the merge will */
-		per_frame = probe[k]->nrows / Max(probe[k]->nframes, 1) + 1;
-		CompSpillReaderOpen(r, probe[k], false);
-		for (int64 rows = 0; rows < per_frame * COMPSPILL_PROBE_FRAMES; rows++)
-		{
-			Datum	   *values;
-			bool	   *isnull;
-
-			if (probe[k]->rows ? CompSpillReaderNextTuple(r) == NULL :
-				!CompSpillReaderNext(r, &values, &isnull))
-				break;
-			if (rows % per_frame == 0)
-				most = Max(most, CompSpillReaderHeld(r) -
-						   CompSpillReaderDecompressHeld(r));
-		}
-		most = Max(most, CompSpillReaderHeld(r) -
-				   CompSpillReaderDecompressHeld(r));
+		if (probe[k] != NULL)
+			most = compspill_probe_run(r, probe[k], most);
 	}
 
 	growth = CompSpillReaderGrowth(r);

@@ -39,6 +39,8 @@ extern CompSpillMerge *CompSpillMergeBegin(CompSpillSpiller *sp,
 extern TupleTableSlot *CompSpillMergeNext(CompSpillMerge *m,
 										  TupleTableSlot *virtslot,
 										  TupleTableSlot *minslot);
+extern int64 CompSpillMergeProbeRun(CompSpillSpiller *sp, CompSpillRun *run,
+									int64 *frame_part);
 extern void CompSpillMergeRewind(CompSpillMerge *m);
 extern void CompSpillMergeEnd(CompSpillMerge *m);
 

@@ -1052,42 +1052,87 @@ compspill_start_spill(CompSpillSorter *s)
 /*
  * After the first run, choose the block size of the later ones from what
  * its frames measure: the largest that lets a merge of every run the sort
- * is expected to make read them all at once within work_mem (a reader's
- * memory grows with its frames: CompSpillReaderEstimateAt, with the
- * merge's eighth of margin), up to the spill sizing policy's largest.
- * Larger blocks encode and compress better and cost less a row; the first
- * run's size, chosen before any frame existed, assumed frames that do not
- * shrink.  Return the size, or 0 to keep the present one.
+ * is expected to make read them all at once within work_mem, with the
+ * merge's eighth of margin, up to the spill sizing policy's largest.  The
+ * later runs hold fewer rows than the first (per_row bytes each), the
+ * fewer the larger their writer's blocks: the first run's writer took only
+ * what compacting its rows freed.  A merge input's memory grows with its
+ * frames: a first run of column frames is read as a merge input would
+ * read it, through its first frames (CompSpillMergeProbeRun), and the part
+ * of what the reader held that grows with the frames, with the run's
+ * decompression buffer, is scaled to the block size; a first run of row
+ * frames, whose later runs may be of column frames, is estimated as column
+ * frames (CompSpillReaderEstimateAt).  Larger blocks encode and compress
+ * better and cost less a row; the first run's size, chosen before any
+ * frame existed, assumed frames that do not shrink.  Return the size, or
+ * 0 to keep the present one.
  */
 static Size
-compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len)
+compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
+						   int64 per_row)
 {
-	double		expected_runs;
-	int64		other;
-	int64		per_input;
+	int64		fixed;
+	int64		held = 0;
+	int64		grows = 0;
 	Size		largest;
 	Size		b;
 
 	if (s->datum_mode || s->est_rows <= 0 || run_rows <= 0)
 		return 0;
-	expected_runs = ceil(s->est_rows / run_rows);
-	if (expected_runs < 2)
+	if (s->est_rows <= run_rows)
 		return 0;				/* the estimate was low: no telling */
 
-	/* what the merge holds besides its inputs, as compspill_merge_create */
-	other = s->base_mem + CompSpillWriterHeld(s->spill) +
-		CompSpillMallocHeld(s->spill) +
-		CompSpillMallocGrowth(s->spill, true) +
-		CompSpillRunMapReserve(s->spill, (int64) (run_len * expected_runs)) +
-		(int64) expected_runs * (int64) sizeof(CompSpillRun);
-	per_input = (int64) ((s->allowed_mem - other) / expected_runs);
+	/*
+	 * What the later runs hold besides their rows: the sort's own state, the
+	 * codec's, and the writer, whose blocks' size is being chosen (the first
+	 * run's writer took what compacting its rows freed: the later runs hold
+	 * fewer rows than it did, the fewer the larger their blocks).
+	 */
+	fixed = s->base_mem + CompSpillMallocHeld(s->spill) +
+		CompSpillMallocGrowth(s->spill, true) + COMPSPILL_RUN_GROWTH;
+
+	/*
+	 * A reader of the first run: what it held, and the part of it that grows
+	 * with the frames (its buffers and the arrays it decodes, and the
+	 * decompression buffer); what one row and the columns' cursors take
+	 * does not.
+	 */
+	if (!s->runs[0].rows)
+	{
+		int64		dbuf = CompSpillRunDecompressMemory(&s->runs[0]);
+
+		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows) + dbuf;
+		grows += dbuf;
+	}
 
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
 	for (b = largest; b > s->block_size; b -= 1024)
 	{
-		int64		need = CompSpillReaderEstimateAt(s->spill, false, b);
+		int64		later_rows;
+		double		expected_runs;
+		int64		other;
+		int64		need;
 
-		if (need + need / 8 <= per_input)
+		later_rows = (s->allowed_mem - fixed -
+					  compspill_writer_memory(s, b)) / Max(per_row, 1);
+		if (later_rows <= 0)
+			continue;
+		expected_runs = 1.0 + ceil((s->est_rows - run_rows) / later_rows);
+
+		/* what the merge holds besides its inputs, as compspill_merge_create */
+		other = s->base_mem + CompSpillWriterHeld(s->spill) +
+			CompSpillMallocHeld(s->spill) +
+			CompSpillMallocGrowth(s->spill, true) +
+			CompSpillRunMapReserve(s->spill,
+								   (int64) (run_len * expected_runs)) +
+			(int64) expected_runs * (int64) sizeof(CompSpillRun);
+
+		if (held > 0)
+			need = held + (int64) ((double) grows *
+								   ((double) b / s->block_size - 1.0));
+		else
+			need = CompSpillReaderEstimateAt(s->spill, false, b);
+		if ((need + need / 8) * expected_runs <= s->allowed_mem - other)
 			return b;
 	}
 	return 0;
@@ -1379,7 +1424,9 @@ compspill_dump_run(CompSpillSorter *s)
 	if (s->nruns == 1)
 	{
 		Size		later = compspill_later_block_size(s, run_rows,
-													   s->runs[0].len);
+													   s->runs[0].len,
+													   first_tuples / Max(first_rows, 1) +
+													   (int64) sizeof(CompSpillSortTuple));
 
 		s->later_block_size = Max(s->later_block_size, later);
 	}

@@ -143,6 +143,7 @@ extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
 extern int64 CompSpillReaderDecompressHeld(CompSpillRunReader *r);
+extern int64 CompSpillReaderFrameHeld(CompSpillRunReader *r);
 extern int64 CompSpillRunDecompressMemory(const CompSpillRun *run);
 extern int64 CompSpillReaderDecompressBound(CompSpillSpiller *sp);
 extern void CompSpillReaderFree(CompSpillRunReader *r);

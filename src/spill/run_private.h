@@ -138,10 +138,8 @@ struct CompSpillRunReader
 	/* current block, read row by row */
 	CompSpillDecodedBlock blk;
 
-	/* current row frame, read row by row; a row deformed for Next */
+	/* current row frame, read row by row */
 	CompSpillRowCursor rc;
-	Datum	   *values;
-	bool	   *isnull;
 
 	/*
 	 * An indexed run's frames between two of its index entries, as the

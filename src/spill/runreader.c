@@ -22,7 +22,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "utils/memutils.h"
 
 #include "base/buffer.h"
@@ -240,35 +239,14 @@ CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 }
 
 /*
- * Return the next row of the run as pointers into the decoded block, valid
- * until the next call; return false at the end of the run.
+ * Return the next row of a run of column frames as pointers into the
+ * decoded block, valid until the next call; return false at the end of the
+ * run.  (A run of row frames is read with CompSpillReaderNextTuple.)
  */
 bool
 CompSpillReaderNext(CompSpillRunReader *r, Datum **values, bool **isnull)
 {
-	if (r->run->rows)
-	{
-		/* a run of row frames read by a merge of mixed runs: deform */
-		MinimalTuple tup = CompSpillReaderNextTuple(r);
-		HeapTupleData htup;
-
-		if (tup == NULL)
-			return false;
-		if (r->values == NULL)
-		{
-			r->values = MemoryContextAlloc(r->cxt, sizeof(Datum) *
-										   Max(r->sp->tupdesc->natts, 1));
-			r->isnull = MemoryContextAlloc(r->cxt, sizeof(bool) *
-										   Max(r->sp->tupdesc->natts, 1));
-		}
-		htup.t_len = tup->t_len + MINIMAL_TUPLE_OFFSET;
-		htup.t_data = (HeapTupleHeader) ((char *) tup - MINIMAL_TUPLE_OFFSET);
-		heap_deform_tuple(&htup, r->sp->tupdesc, r->values, r->isnull);
-		*values = r->values;
-		*isnull = r->isnull;
-		return true;
-	}
-
+	Assert(!r->run->rows);
 	if (unlikely(!CompSpillDecodeNextRow(&r->blk)))
 	{
 		if (!compspill_load_frame(r) || !CompSpillDecodeNextRow(&r->blk))
@@ -305,6 +283,19 @@ int64
 CompSpillReaderHeld(CompSpillRunReader *r)
 {
 	return MemoryContextMemAllocated(r->cxt, true);
+}
+
+/*
+ * Return the part of what the reader holds that grows with its frames:
+ * the read buffer, which holds a frame, and the arrays a column frame's
+ * decoding makes (its fixed-width columns, dictionaries and codes); not
+ * the decompression buffer (CompSpillReaderDecompressHeld), nor what one
+ * row and the columns' cursors take.
+ */
+int64
+CompSpillReaderFrameHeld(CompSpillRunReader *r)
+{
+	return (int64) r->rbuf_cap + (int64) r->blk.fixed_cap;
 }
 
 /*

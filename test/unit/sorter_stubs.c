@@ -433,6 +433,23 @@ CompSpillReaderEstimateAt(CompSpillSpiller *sp pg_attribute_unused(),
 	return (Size) 1 << 40;
 }
 
+/* A merge input reading a run: more than any merge input has */
+int64
+CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
+					   CompSpillRun *run pg_attribute_unused(),
+					   int64 *frame_part)
+{
+	*frame_part = (int64) 1 << 40;
+	return (int64) 1 << 40;
+}
+
+/* No frame is stored compressed */
+int64
+CompSpillRunDecompressMemory(const CompSpillRun *run pg_attribute_unused())
+{
+	return 0;
+}
+
 /* Make the in-memory spill */
 CompSpillSpiller *
 CompSpillSpillerCreate(TupleDesc tupdesc pg_attribute_unused(),
