@@ -123,16 +123,7 @@ compspill_compressor_free(void *arg)
 	CompSpillCompressor *comp = (CompSpillCompressor *) arg;
 
 	compspill_free_zstd_cctx(comp);
-	if (comp->zdctx != NULL)
-	{
-		ZSTD_freeDCtx(comp->zdctx);
-		comp->zdctx = NULL;
-	}
-	if (comp->zddict != NULL)
-	{
-		ZSTD_freeDDict(comp->zddict);
-		comp->zddict = NULL;
-	}
+	CompSpillCompressorEndReads(comp);
 }
 
 /*
@@ -356,6 +347,22 @@ CompSpillCompressorWriteMemory(CompSpillCompressor *comp)
 }
 
 /*
+ * Return what of the compressor's malloc'd memory only reading needs, in
+ * bytes: the zstd decompression context and dictionary.
+ */
+Size
+CompSpillCompressorReadMemory(CompSpillCompressor *comp)
+{
+	Size		total = 0;
+
+	if (comp->zdctx != NULL)
+		total += ZSTD_sizeof_DCtx(comp->zdctx);
+	if (comp->zddict != NULL)
+		total += ZSTD_sizeof_DDict(comp->zddict);
+	return total;
+}
+
+/*
  * Free the compressor's zstd compression context and its dictionary's
  * digested form for compressing, if it has them.
  */
@@ -397,6 +404,25 @@ CompSpillCompressorEndWrites(CompSpillCompressor *comp)
 {
 	compspill_free_zstd_cctx(comp);
 	CompSpillCompressorEndLz4(comp);
+}
+
+/*
+ * Free what the compressor holds only for decompressing, for a phase that
+ * only writes; the next block decompressed makes it again.
+ */
+void
+CompSpillCompressorEndReads(CompSpillCompressor *comp)
+{
+	if (comp->zdctx != NULL)
+	{
+		ZSTD_freeDCtx(comp->zdctx);
+		comp->zdctx = NULL;
+	}
+	if (comp->zddict != NULL)
+	{
+		ZSTD_freeDDict(comp->zddict);
+		comp->zddict = NULL;
+	}
 }
 
 /*

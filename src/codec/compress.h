@@ -29,6 +29,8 @@ extern void CompSpillCompressorSetDictionary(CompSpillCompressor *comp,
 											 Size dict_size, Size block);
 extern Size CompSpillCompressorMemory(CompSpillCompressor *comp);
 extern Size CompSpillCompressorWriteMemory(CompSpillCompressor *comp);
+extern Size CompSpillCompressorReadMemory(CompSpillCompressor *comp);
+extern void CompSpillCompressorEndReads(CompSpillCompressor *comp);
 extern void CompSpillCompressorEndWrites(CompSpillCompressor *comp);
 extern void CompSpillCompressorEndLz4(CompSpillCompressor *comp);
 extern Size CompSpillCompressorGrowth(CompSpillCompressor *comp,

@@ -452,7 +452,8 @@ compspill_probe_run(CompSpillRunReader *r, CompSpillRun *run, int64 most)
  * buffer left out (CompSpillRunDecompressMemory): a reader's memory through
  * the run's first frames, and in *frame_part what of it grows with the
  * frames' size (CompSpillReaderFrameHeld).  For a sort choosing the block
- * size of its later runs from its first.
+ * size of its later runs from its first: the codec's decompression state
+ * the reader made is freed, so that the later runs do not hold it.
  */
 int64
 CompSpillMergeProbeRun(CompSpillSpiller *sp, CompSpillRun *run,
@@ -463,6 +464,7 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp, CompSpillRun *run,
 
 	*frame_part = CompSpillReaderFrameHeld(r);
 	CompSpillReaderFree(r);
+	CompSpillSpillerEndReads(sp);
 	return most;
 }
 

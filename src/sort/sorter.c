@@ -1053,10 +1053,11 @@ compspill_start_spill(CompSpillSorter *s)
  * After the first run, choose the block size of the later ones from what
  * its frames measure: the largest that lets a merge of every run the sort
  * is expected to make read them all at once within work_mem, with the
- * merge's eighth of margin, up to the spill sizing policy's largest.  The
- * later runs hold fewer rows than the first (per_row bytes each), the
- * fewer the larger their writer's blocks: the first run's writer took only
- * what compacting its rows freed.  A merge input's memory grows with its
+ * merge's eighth of margin, up to the spill sizing policy's largest and
+ * to a writer of an eighth of work_mem.  The later runs hold fewer rows
+ * than the first (per_row bytes each), the fewer the larger their
+ * writer's blocks: the first run's writer took only what compacting its
+ * rows freed.  A merge input's memory grows with its
  * frames: a first run of column frames is read as a merge input would
  * read it, through its first frames (CompSpillMergeProbeRun), and the part
  * of what the reader held that grows with the frames, with the run's
@@ -1074,6 +1075,7 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 	int64		fixed;
 	int64		held = 0;
 	int64		grows = 0;
+	int64		dbuf = 0;
 	Size		largest;
 	Size		b;
 
@@ -1093,46 +1095,56 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 
 	/*
 	 * A reader of the first run: what it held, and the part of it that grows
-	 * with the frames (its buffers and the arrays it decodes, and the
-	 * decompression buffer); what one row and the columns' cursors take
-	 * does not.
+	 * with the frames (its read buffer and the arrays it decodes); what one
+	 * row and the columns' cursors take does not.  The decompression buffer
+	 * apart: the merge counts it per run, without a margin.
 	 */
 	if (!s->runs[0].rows)
 	{
-		int64		dbuf = CompSpillRunDecompressMemory(&s->runs[0]);
-
-		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows) + dbuf;
-		grows += dbuf;
+		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows);
+		dbuf = CompSpillRunDecompressMemory(&s->runs[0]);
 	}
 
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
 	for (b = largest; b > s->block_size; b -= 1024)
 	{
+		double		scale = (double) b / s->block_size;
 		int64		later_rows;
 		double		expected_runs;
 		int64		other;
 		int64		need;
 
+		/* a writer of more than an eighth of work_mem shortens runs */
+		if ((int64) compspill_writer_memory(s, b) > s->allowed_mem / 8)
+			continue;
 		later_rows = (s->allowed_mem - fixed -
 					  compspill_writer_memory(s, b)) / Max(per_row, 1);
 		if (later_rows <= 0)
 			continue;
 		expected_runs = 1.0 + ceil((s->est_rows - run_rows) / later_rows);
 
-		/* what the merge holds besides its inputs, as compspill_merge_create */
-		other = s->base_mem + CompSpillWriterHeld(s->spill) +
-			CompSpillMallocHeld(s->spill) +
-			CompSpillMallocGrowth(s->spill, true) +
+		/*
+		 * What the final merge holds besides its inputs, as
+		 * compspill_merge_create counts it for a merge that writes nothing:
+		 * the writer and the compression state are gone.
+		 */
+		other = s->base_mem + CompSpillMallocReadHeld(s->spill) +
+			CompSpillReadGrowth(s->spill) +
 			CompSpillRunMapReserve(s->spill,
 								   (int64) (run_len * expected_runs)) +
 			(int64) expected_runs * (int64) sizeof(CompSpillRun);
 
 		if (held > 0)
-			need = held + (int64) ((double) grows *
-								   ((double) b / s->block_size - 1.0));
+		{
+			need = held + (int64) ((double) grows * (scale - 1.0));
+			need += need / 8 + (int64) ((double) dbuf * scale);
+		}
 		else
+		{
 			need = CompSpillReaderEstimateAt(s->spill, false, b);
-		if ((need + need / 8) * expected_runs <= s->allowed_mem - other)
+			need += need / 8;
+		}
+		if (need * expected_runs <= s->allowed_mem - other)
 			return b;
 	}
 	return 0;

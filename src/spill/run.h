@@ -104,6 +104,8 @@ extern void CompSpillRunReleaseBefore(CompSpillSpiller *sp, CompSpillRun *run,
 extern void CompSpillSpillerEndWrites(CompSpillSpiller *sp);
 extern void CompSpillSpillerEnd(CompSpillSpiller *sp);
 extern int64 CompSpillMallocHeld(CompSpillSpiller *sp);
+extern int64 CompSpillMallocReadHeld(CompSpillSpiller *sp);
+extern void CompSpillSpillerEndReads(CompSpillSpiller *sp);
 extern int64 CompSpillWriterHeld(CompSpillSpiller *sp);
 
 /* runwriter.c */

@@ -197,6 +197,16 @@ CompSpillSpillerEndWrites(CompSpillSpiller *sp)
 	CompSpillCompressorEndWrites(sp->comp);
 }
 
+/*
+ * Free the codec's decompression state, for a phase that only writes (a
+ * sort's runs after a probe of its first): a later read creates it again.
+ */
+void
+CompSpillSpillerEndReads(CompSpillSpiller *sp)
+{
+	CompSpillCompressorEndReads(sp->comp);
+}
+
 /* Close and delete the temp file and free everything the spill holds */
 void
 CompSpillSpillerEnd(CompSpillSpiller *sp)
@@ -215,6 +225,21 @@ int64
 CompSpillMallocHeld(CompSpillSpiller *sp)
 {
 	int64		held = (int64) CompSpillCompressorMemory(sp->comp);
+
+	if (sp->cipher != NULL)
+		held += (int64) CompSpillCipherMemory();
+	return held;
+}
+
+/*
+ * Return what of CompSpillMallocHeld a merge that writes nothing keeps:
+ * the codec's decompression state and the cipher's contexts, not its
+ * compression state.
+ */
+int64
+CompSpillMallocReadHeld(CompSpillSpiller *sp)
+{
+	int64		held = (int64) CompSpillCompressorReadMemory(sp->comp);
 
 	if (sp->cipher != NULL)
 		held += (int64) CompSpillCipherMemory();

@@ -443,6 +443,19 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
 	return (int64) 1 << 40;
 }
 
+/* No codec state */
+int64
+CompSpillMallocReadHeld(CompSpillSpiller *sp pg_attribute_unused())
+{
+	return 0;
+}
+
+int64
+CompSpillReadGrowth(CompSpillSpiller *sp pg_attribute_unused())
+{
+	return 0;
+}
+
 /* No frame is stored compressed */
 int64
 CompSpillRunDecompressMemory(const CompSpillRun *run pg_attribute_unused())
