@@ -400,6 +400,20 @@ CompSpillMallocHeld(CompSpillSpiller *sp pg_attribute_unused())
 	return 0;
 }
 
+/* Of it, what reading keeps: none */
+int64
+CompSpillMallocReadHeld(CompSpillSpiller *sp pg_attribute_unused())
+{
+	return 0;
+}
+
+/* Growth of it for reading: none */
+int64
+CompSpillReadGrowth(CompSpillSpiller *sp pg_attribute_unused())
+{
+	return 0;
+}
+
 /* Memory outside the contexts a spill would take: none */
 int64
 CompSpillMallocEstimate(const CompSpillSettings *set pg_attribute_unused(),
@@ -441,19 +455,6 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
 {
 	*frame_part = (int64) 1 << 40;
 	return (int64) 1 << 40;
-}
-
-/* No codec state */
-int64
-CompSpillMallocReadHeld(CompSpillSpiller *sp pg_attribute_unused())
-{
-	return 0;
-}
-
-int64
-CompSpillReadGrowth(CompSpillSpiller *sp pg_attribute_unused())
-{
-	return 0;
 }
 
 /* No frame is stored compressed */
