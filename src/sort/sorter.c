@@ -1057,16 +1057,16 @@ compspill_start_spill(CompSpillSorter *s)
  * to a writer of an eighth of work_mem.  The later runs hold fewer rows
  * than the first (per_row bytes each), the fewer the larger their
  * writer's blocks: the first run's writer took only what compacting its
- * rows freed.  A merge input's memory grows with its
- * frames: a first run of column frames is read as a merge input would
- * read it, through its first frames (CompSpillMergeProbeRun), and the part
- * of what the reader held that grows with the frames, with the run's
- * decompression buffer, is scaled to the block size; a first run of row
- * frames, whose later runs may be of column frames, is estimated as column
- * frames (CompSpillReaderEstimateAt).  Larger blocks encode and compress
- * better and cost less a row; the first run's size, chosen before any
- * frame existed, assumed frames that do not shrink.  Return the size, or
- * 0 to keep the present one.
+ * rows freed.  A merge input's memory grows with its frames: a first run
+ * of column frames is read as a merge input would read it, through its
+ * first frames (CompSpillMergeProbeRun), and the part of what the reader
+ * held that grows with the frames, with the run's decompression buffer,
+ * is scaled to the block size; a first run of row frames, whose later runs
+ * may be of column frames, is estimated as column frames
+ * (CompSpillReaderEstimateAt).  Larger blocks encode and compress better
+ * and cost less a row; the first run's size, chosen before any frame
+ * existed, assumed frames that do not shrink.  Return the size, or 0 to
+ * keep the present one.
  */
 static Size
 compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
