@@ -161,6 +161,11 @@ static const uint8 compspill_enc_order[COMPSPILL_NUM_ENCODINGS] = {
 #define COMPSPILL_NO_ENC				0xFF
 
 static void compspill_choose(CompSpillEncoder *enc);
+static bool compspill_decode_block(CompSpillDecodedBlock *blk,
+								   TupleDesc tupdesc, const char *raw,
+								   Size rawlen, int nrows,
+								   CompSpillColumnCheck *checks,
+								   const char **errdetail);
 
 /*
  * Return how a column is stored, from its attribute.
@@ -990,15 +995,16 @@ compspill_check_bitmap(const CompSpillColumnView *view, int attnum,
  * buffer.
  */
 static bool
-compspill_check_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
-					   int attnum, Size *max_size, const char **errdetail)
+compspill_check_column(CompSpillColumnCursor *cur, CompSpillColumnCheck *chk,
+					   Form_pg_attribute attr, int attnum, Size *max_size,
+					   const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 
 	*max_size = 0;
-	cur->fixed_len = 0;
-	cur->dicts_len = 0;
-	cur->buf_len = 0;
+	chk->fixed_len = 0;
+	chk->dicts_len = 0;
+	chk->buf_len = 0;
 	cur->ops = compspill_encodings[view->enc];
 	cur->kind = view->kind;
 	cur->attlen = view->attlen;
@@ -1024,7 +1030,7 @@ compspill_check_column(CompSpillColumnCursor *cur, Form_pg_attribute attr,
 			cur->how = COMPSPILL_HOW_NEXT;
 			break;
 	}
-	return cur->ops->check(cur, attr, attnum, max_size, errdetail);
+	return cur->ops->check(cur, chk, attr, attnum, max_size, errdetail);
 }
 
 /*
@@ -1047,14 +1053,44 @@ compspill_reserve(MemoryContext cxt, char **buf, Size *cap, Size need)
 }
 
 /*
+ * The columns whose checks CompSpillDecodeBlock keeps on the stack; wider
+ * rows get theirs palloc'd for the call.
+ */
+#define COMPSPILL_STACK_CHECKS	64
+
+/*
  * Check a raw block of nrows rows and position blk before its first row;
  * on bad data return false with a sentence in *errdetail.  The rows are
  * read from raw itself, which must stay in place until the next call.
+ * What the checks find lives only through the call: a merge holds a
+ * decoded block per input, and keeps only the columns' cursors.
  */
 bool
 CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 					 const char *raw, Size rawlen, int nrows,
 					 const char **errdetail)
+{
+	CompSpillColumnCheck local[COMPSPILL_STACK_CHECKS];
+	CompSpillColumnCheck *checks = local;
+	bool		ok;
+
+	if (tupdesc->natts > COMPSPILL_STACK_CHECKS)
+		checks = palloc(sizeof(CompSpillColumnCheck) * tupdesc->natts);
+	ok = compspill_decode_block(blk, tupdesc, raw, rawlen, nrows, checks,
+								errdetail);
+	if (checks != local)
+		pfree(checks);
+	return ok;
+}
+
+/*
+ * CompSpillDecodeBlock's work, with room for each column's check in
+ * checks.
+ */
+static bool
+compspill_decode_block(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
+					   const char *raw, Size rawlen, int nrows,
+					   CompSpillColumnCheck *checks, const char **errdetail)
 {
 	int			natts = tupdesc->natts;
 	uint16		hdr_version;
@@ -1111,12 +1147,21 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 		return false;
 	}
 
+	/* the cursors and the current row's arrays, in one chunk */
 	if (blk->cols == NULL && natts > 0)
 	{
-		blk->cols = MemoryContextAllocZero(blk->cxt,
-										   sizeof(CompSpillColumnCursor) * natts);
-		blk->values = MemoryContextAllocZero(blk->cxt, sizeof(Datum) * natts);
-		blk->isnull = MemoryContextAllocZero(blk->cxt, sizeof(bool) * natts);
+		char	   *p;
+
+		StaticAssertStmt(sizeof(CompSpillColumnCursor) % sizeof(Datum) == 0,
+						 "cursors must leave the values aligned");
+		p = MemoryContextAllocZero(blk->cxt,
+								   (sizeof(CompSpillColumnCursor) +
+									sizeof(Datum) + sizeof(bool)) * natts);
+		blk->cols = (CompSpillColumnCursor *) p;
+		p += sizeof(CompSpillColumnCursor) * natts;
+		blk->values = (Datum *) p;
+		p += sizeof(Datum) * natts;
+		blk->isnull = (bool *) p;
 	}
 
 	/* check everything, measure the largest row, and aim the cursors */
@@ -1125,22 +1170,24 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 	{
 		Form_pg_attribute attr = TupleDescAttr(tupdesc, a);
 		CompSpillColumnCursor *cur = &blk->cols[a];
+		CompSpillColumnCheck *chk = &checks[a];
 		Size		max_size;
 
 		if (!compspill_parse_column(raw, rawlen, &pos, attr, a + 1,
-									hdr_nrows, &cur->view, errdetail) ||
-			!compspill_check_bitmap(&cur->view, a + 1, hdr_nrows, errdetail) ||
-			!compspill_check_column(cur, attr, a + 1, &max_size, errdetail))
+									hdr_nrows, &chk->view, errdetail) ||
+			!compspill_check_bitmap(&chk->view, a + 1, hdr_nrows, errdetail) ||
+			!compspill_check_column(cur, chk, attr, a + 1, &max_size,
+									errdetail))
 			return false;
 		row_need += max_size;
-		buf_need += cur->buf_len;
-		fixed_need += cur->fixed_len;
-		dicts_need += cur->dicts_len;
+		buf_need += chk->buf_len;
+		fixed_need += chk->fixed_len;
+		dicts_need += chk->dicts_len;
 
-		cur->bitmap = cur->view.bitmap_len > 0 ?
-			(const unsigned char *) cur->view.bitmap : NULL;
-		cur->lengths = cur->view.lengths;
-		cur->values = cur->view.values;
+		cur->bitmap = chk->view.bitmap_len > 0 ?
+			(const unsigned char *) chk->view.bitmap : NULL;
+		cur->lengths = chk->view.lengths;
+		cur->values = chk->view.values;
 	}
 	if (pos != rawlen)
 	{
@@ -1168,7 +1215,8 @@ CompSpillDecodeBlock(CompSpillDecodedBlock *blk, TupleDesc tupdesc,
 	{
 		CompSpillColumnCursor *cur = &blk->cols[a];
 
-		if (!cur->ops->setup(cur, a + 1, &fixed, &dicts, &buf, errdetail))
+		if (!cur->ops->setup(cur, &checks[a], a + 1, &fixed, &dicts, &buf,
+							 errdetail))
 			return false;
 	}
 	Assert(fixed == blk->fixed + dicts_need + fixed_need);

@@ -75,11 +75,12 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 						COMPSPILL_FRAME_HEADER_SIZE);
 
 	/*
-	 * A small context: its first block holds the reader and the decoded
-	 * block's small arrays; the buffers are chunks of their own.
+	 * A small context whose blocks are no larger than its first: everything
+	 * but the smallest pieces is then a block of its own, of its own size
+	 * (no rounding up to a power of two), and the first holds the rest.
 	 */
 	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
-								0, 2048, 8 * 1024);
+								0, 1024, 1024);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
 	r = palloc0(sizeof(CompSpillRunReader));

@@ -184,11 +184,12 @@ dict_check_header(const CompSpillColumnView *view, int attnum,
 
 /* Check the entries; the codes are checked while they are set up */
 static bool
-dict_check(CompSpillColumnCursor *cur,
+dict_check(CompSpillColumnCursor *cur pg_attribute_unused(),
+		   CompSpillColumnCheck *chk,
 		   Form_pg_attribute attr pg_attribute_unused(), int attnum,
 		   Size *max_size pg_attribute_unused(), const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	int64		used;
 
 	used = compspill_check_packed(view->values, view->values_len,
@@ -205,8 +206,8 @@ dict_check(CompSpillColumnCursor *cur,
 							  view->nvalues, (unsigned) view->bits);
 		return false;
 	}
-	cur->dicts_len = sizeof(Datum) * view->ndict;
-	cur->fixed_len = view->nvalues;
+	chk->dicts_len = sizeof(Datum) * view->ndict;
+	chk->fixed_len = view->nvalues;
 	return true;
 }
 
@@ -215,10 +216,11 @@ dict_check(CompSpillColumnCursor *cur,
  * checking each against the dictionary in the same pass.
  */
 static bool
-dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed, char **dicts,
+dict_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
+		   int attnum, char **fixed, char **dicts,
 		   char **buf pg_attribute_unused(), const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	const char *p = view->values;
 	CompSpillBits b = {0};
 
@@ -228,7 +230,7 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed, char **dicts,
 		cur->dict[i] = PointerGetDatum(p);
 		p += VARSIZE_1B(p);
 	}
-	*dicts += cur->dicts_len;
+	*dicts += chk->dicts_len;
 
 	b.rp = (const unsigned char *) p;
 	for (uint32 i = 0; i < view->nvalues; i++)
@@ -251,7 +253,7 @@ dict_setup(CompSpillColumnCursor *cur, int attnum, char **fixed, char **dicts,
 		return false;
 	}
 	cur->values = *fixed;
-	*fixed += cur->fixed_len;
+	*fixed += chk->fixed_len;
 	return true;
 }
 

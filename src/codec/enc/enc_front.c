@@ -146,10 +146,11 @@ front_check_header(const CompSpillColumnView *view, int attnum,
  */
 static bool
 front_check(CompSpillColumnCursor *cur,
+			CompSpillColumnCheck *chk,
 			Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			Size *max_size pg_attribute_unused(), const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	const char *lend = view->lengths + view->lengths_len;
 	const char *pp = view->lengths;
 	const char *sp;
@@ -209,19 +210,20 @@ front_check(CompSpillColumnCursor *cur,
 
 	if (!compspill_check_streams_used(view, attnum, sp, voff, errdetail))
 		return false;
-	cur->buf_len = MAXALIGN(VARHDRSZ + longest);
+	chk->buf_len = MAXALIGN(VARHDRSZ + longest);
 	return true;
 }
 
 /* Take the column's rebuild buffer */
 static bool
-front_setup(CompSpillColumnCursor *cur, int attnum pg_attribute_unused(),
+front_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
+			int attnum pg_attribute_unused(),
 			char **fixed pg_attribute_unused(),
 			char **dicts pg_attribute_unused(), char **buf,
 			const char **errdetail pg_attribute_unused())
 {
 	cur->buf = *buf;
-	*buf += cur->buf_len;
+	*buf += chk->buf_len;
 	return true;
 }
 

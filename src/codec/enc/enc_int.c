@@ -241,13 +241,14 @@ delta_check_header(const CompSpillColumnView *view, int attnum,
 
 /* The integers are unpacked into an array */
 static bool
-int_check(CompSpillColumnCursor *cur,
+int_check(CompSpillColumnCursor *cur pg_attribute_unused(),
+		  CompSpillColumnCheck *chk,
 		  Form_pg_attribute attr pg_attribute_unused(),
 		  int attnum pg_attribute_unused(),
 		  Size *max_size pg_attribute_unused(),
 		  const char **errdetail pg_attribute_unused())
 {
-	cur->fixed_len = (Size) cur->view.nvalues * cur->view.attlen;
+	chk->fixed_len = (Size) chk->view.nvalues * chk->view.attlen;
 	return true;
 }
 
@@ -256,11 +257,12 @@ int_check(CompSpillColumnCursor *cur,
  * checking each against its type's range.
  */
 static bool
-int_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
+int_setup(CompSpillColumnCursor *cur,
+		  const CompSpillColumnCheck *chk, int attnum, char **fixed,
 		  char **dicts pg_attribute_unused(), char **buf pg_attribute_unused(),
 		  const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	CompSpillBits b = {0};
 	char	   *dst = *fixed;
 	bool		delta = view->enc == COMPSPILL_ENC_DELTA;
@@ -341,7 +343,7 @@ int_setup(CompSpillColumnCursor *cur, int attnum, char **fixed,
 		return false;
 	}
 	cur->values = *fixed;
-	*fixed += cur->fixed_len;
+	*fixed += chk->fixed_len;
 	return true;
 }
 

@@ -303,10 +303,11 @@ numeric_check_header(const CompSpillColumnView *view, int attnum,
 /* Check the display scale; a value takes at most one short numeric */
 static bool
 numeric_check(CompSpillColumnCursor *cur,
+			  CompSpillColumnCheck *chk,
 			  Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			  Size *max_size, const char **errdetail)
 {
-	cur->dscale = (uint8) cur->view.values[sizeof(int64)];
+	cur->dscale = (uint8) chk->view.values[sizeof(int64)];
 	if (cur->dscale > COMPSPILL_NUMERIC_DSCALE_MAX)
 	{
 		*errdetail = psprintf("Column %d numeric display scale %u is out of range.",
@@ -319,12 +320,13 @@ numeric_check(CompSpillColumnCursor *cur,
 
 /* Check the padding bits, and aim at the packed integers */
 static bool
-numeric_setup(CompSpillColumnCursor *cur, int attnum,
+numeric_setup(CompSpillColumnCursor *cur,
+			  const CompSpillColumnCheck *chk, int attnum,
 			  char **fixed pg_attribute_unused(),
 			  char **dicts pg_attribute_unused(),
 			  char **buf pg_attribute_unused(), const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	uint64		nbits = (uint64) view->nvalues * view->bits;
 
 	/*
@@ -339,6 +341,7 @@ numeric_setup(CompSpillColumnCursor *cur, int attnum,
 							  attnum);
 		return false;
 	}
+	cur->bits = view->bits;
 	memcpy(&cur->base, view->values, sizeof(cur->base));
 	memset(&cur->packed, 0, sizeof(cur->packed));
 	cur->packed.rp = (const unsigned char *) view->values + sizeof(int64) + 1;
@@ -351,7 +354,7 @@ numeric_next(CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 			 Size *off)
 {
 	int64		u = (int64) (cur->base +
-							 compspill_bits_get(&cur->packed, cur->view.bits));
+							 compspill_bits_get(&cur->packed, cur->bits));
 	Size		o = *off;
 	Size		len;
 	char	   *dst;

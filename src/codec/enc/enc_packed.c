@@ -68,11 +68,12 @@ packed_check_header(const CompSpillColumnView *view, int attnum,
 
 /* Check that the value stream is exactly nvalues short varlenas */
 static bool
-packed_check(CompSpillColumnCursor *cur,
+packed_check(CompSpillColumnCursor *cur pg_attribute_unused(),
+			 CompSpillColumnCheck *chk,
 			 Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			 Size *max_size pg_attribute_unused(), const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	int64		used;
 
 	used = compspill_check_packed(view->values, view->values_len,
@@ -91,6 +92,7 @@ packed_check(CompSpillColumnCursor *cur,
 /* Nothing to build */
 static bool
 packed_setup(CompSpillColumnCursor *cur pg_attribute_unused(),
+			 const CompSpillColumnCheck *chk pg_attribute_unused(),
 			 int attnum pg_attribute_unused(),
 			 char **fixed pg_attribute_unused(),
 			 char **dicts pg_attribute_unused(),

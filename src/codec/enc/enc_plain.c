@@ -169,10 +169,11 @@ plain_check_header(const CompSpillColumnView *view, int attnum,
  */
 static bool
 plain_check(CompSpillColumnCursor *cur,
+			CompSpillColumnCheck *chk,
 			Form_pg_attribute attr pg_attribute_unused(), int attnum,
 			Size *max_size, const char **errdetail)
 {
-	const CompSpillColumnView *view = &cur->view;
+	const CompSpillColumnView *view = &chk->view;
 	Size		voff = 0;
 	Size		maxsz = 0;
 	const char *lp = view->lengths;
@@ -182,7 +183,7 @@ plain_check(CompSpillColumnCursor *cur,
 		view->kind == COMPSPILL_KIND_FIXED_BYREF)
 	{
 		if (view->attlen > 1)
-			cur->fixed_len = view->values_len;
+			chk->fixed_len = view->values_len;
 		return true;
 	}
 
@@ -256,17 +257,18 @@ plain_check(CompSpillColumnCursor *cur,
 
 /* Undo the byte planes of a fixed-width column into an array */
 static bool
-plain_setup(CompSpillColumnCursor *cur, int attnum pg_attribute_unused(),
+plain_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
+			int attnum pg_attribute_unused(),
 			char **fixed, char **dicts pg_attribute_unused(),
 			char **buf pg_attribute_unused(),
 			const char **errdetail pg_attribute_unused())
 {
-	if (cur->fixed_len == 0)
+	if (chk->fixed_len == 0)
 		return true;
-	compspill_unshuffle(*fixed, cur->view.values, cur->view.values_len,
-						cur->view.attlen);
+	compspill_unshuffle(*fixed, chk->view.values, chk->view.values_len,
+						chk->view.attlen);
 	cur->values = *fixed;
-	*fixed += cur->fixed_len;
+	*fixed += chk->fixed_len;
 	return true;
 }
 
@@ -355,6 +357,7 @@ array_write(CompSpillEncoder *enc pg_attribute_unused(),
 /* An ARRAY column is read in place: nothing to check or build */
 static bool
 array_check(CompSpillColumnCursor *cur pg_attribute_unused(),
+			CompSpillColumnCheck *chk pg_attribute_unused(),
 			Form_pg_attribute attr pg_attribute_unused(),
 			int attnum pg_attribute_unused(),
 			Size *max_size pg_attribute_unused(),
@@ -366,6 +369,7 @@ array_check(CompSpillColumnCursor *cur pg_attribute_unused(),
 /* The values are already an array, in the block */
 static bool
 array_setup(CompSpillColumnCursor *cur pg_attribute_unused(),
+			const CompSpillColumnCheck *chk pg_attribute_unused(),
 			int attnum pg_attribute_unused(),
 			char **fixed pg_attribute_unused(),
 			char **dicts pg_attribute_unused(),

@@ -200,6 +200,7 @@ typedef struct CompSpillColumnCursor
 	char		attalign;		/* alignment of fixed-width values */
 	char		valign;			/* alignment of 4-byte varlena headers */
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
+	uint8		bits;			/* NUMERIC: bit width of the integers */
 	const CompSpillEncodingOps *ops;
 	const unsigned char *bitmap;	/* null bitmap, or NULL */
 	const char *lengths;		/* next length entry (FRONT: prefix) */
@@ -209,12 +210,21 @@ typedef struct CompSpillColumnCursor
 	uint64		base;			/* NUMERIC: the smallest integer */
 	Datum	   *dict;			/* DICT: the entries */
 	char	   *buf;			/* FRONT: the value, data at buf + VARHDRSZ */
-	/* set while the block is checked */
+} CompSpillColumnCursor;
+
+/*
+ * What a column's check finds while its block is decoded: the column's
+ * header and streams, and what decoding it needs built.  Needed only until
+ * the block is set up, so kept apart from the cursors that every reader of
+ * a merge holds for as long as it reads.
+ */
+typedef struct CompSpillColumnCheck
+{
 	CompSpillColumnView view;
 	Size		fixed_len;		/* bytes of arrays to build in blk->fixed */
 	Size		dicts_len;		/* bytes of dictionary Datums */
 	Size		buf_len;		/* FRONT: bytes of the rebuild buffer */
-} CompSpillColumnCursor;
+} CompSpillColumnCheck;
 
 /*
  * One encoding.  Encoder side: fits says whether it may be used for a
@@ -242,10 +252,13 @@ struct CompSpillEncodingOps
 						  char *p);
 	bool		(*check_header) (const CompSpillColumnView *view, int attnum,
 								 const char **errdetail);
-	bool		(*check) (CompSpillColumnCursor *cur, Form_pg_attribute attr,
-						  int attnum, Size *max_size, const char **errdetail);
-	bool		(*setup) (CompSpillColumnCursor *cur, int attnum, char **fixed,
-						  char **dicts, char **buf, const char **errdetail);
+	bool		(*check) (CompSpillColumnCursor *cur, CompSpillColumnCheck *chk,
+						  Form_pg_attribute attr, int attnum, Size *max_size,
+						  const char **errdetail);
+	bool		(*setup) (CompSpillColumnCursor *cur,
+						  const CompSpillColumnCheck *chk, int attnum,
+						  char **fixed, char **dicts, char **buf,
+						  const char **errdetail);
 	Datum		(*next) (CompSpillDecodedBlock *blk, CompSpillColumnCursor *cur,
 						 Size *off);
 };
