@@ -69,6 +69,17 @@ SELECT (n->>'Spill Runs')::int >= 60 AS many_runs,
        (n->>'Peak Memory Used')::int <= 1024 * 1.02 AS within_2pct_of_work_mem
 FROM cs_node('SELECT * FROM op ORDER BY t, id') n;
 SELECT cs_check('SELECT * FROM op ORDER BY t, id', 'spill') AS results;
+
+-- A run begins where the one before it ended, in that run's last extent
+-- (16kB here) when it has room: the file of a one-pass spill is its runs'
+-- bytes and at most a page of padding each.  With every run starting an
+-- extent of its own (before), the file held about half an extent more per
+-- run (a 64th of work_mem: 32kB a run at 4MB, a twentieth of a lineitem
+-- sort's lz4 file).
+SELECT (n->>'Merge Passes')::int AS merge_passes,
+       (n->>'Temp File Peak')::int <= (n->>'Run Formation Written')::int +
+           4 * (n->>'Spill Runs')::int + 1 AS file_is_runs_and_a_page_each
+FROM cs_node('SELECT * FROM op ORDER BY t, id') n;
 RESET compspill.codec;
 
 DROP FUNCTION op_case(text, text);

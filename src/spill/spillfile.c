@@ -89,6 +89,13 @@ struct CompSpillExtentRange
 	int32		count;
 };
 
+/* An extent held by more than one stream, and by how many */
+typedef struct CompSpillSharedExtent
+{
+	int32		extent;
+	int32		holders;
+} CompSpillSharedExtent;
+
 /* Largest amount for one FileWrite or FileRead (their length is an int) */
 #define COMPSPILL_MAX_IO		((Size) 1 << 30)
 
@@ -108,6 +115,19 @@ struct CompSpillFile
 	int32		freemap_words;
 	int32		free_lo;		/* no free extent in the words below */
 	int32		nfree;
+
+	/*
+	 * A stream begins where the last one ended, in that stream's last
+	 * extent if it has room (tail_extent, -1 if none, from byte tail_used
+	 * on), so that a run's last extent is not mostly empty.  An extent that
+	 * several streams hold is in shared, with the number of its holders
+	 * (two or more); it is free once the last gives it back.
+	 */
+	int32		tail_extent;
+	Size		tail_used;
+	CompSpillSharedExtent *shared;
+	int			nshared;
+	int			shared_cap;
 
 	/* the stream being written */
 	CompSpillExtents *cur;
@@ -135,6 +155,8 @@ struct CompSpillFile
 
 static void compspill_disable_dio(CompSpillFile *file, int saved_errno);
 static void compspill_prepare_io(CompSpillFile *file);
+static void compspill_append_extent(CompSpillFile *file,
+									CompSpillExtents *ext, int32 e);
 static int	compspill_file_io(CompSpillFile *file, bool write, char *buf,
 							  Size amount, off_t offset, Size seen);
 static void compspill_write(CompSpillFile *file, char *data, Size len,
@@ -275,6 +297,7 @@ CompSpillFileCreate(bool dio, Size write_size, Size extent_size,
 
 	file->freemap_words = 8;
 	file->freemap = palloc0(sizeof(uint64) * file->freemap_words);
+	file->tail_extent = -1;
 
 	file->nominal_size = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
 	file->bufsize = 0;
@@ -786,6 +809,69 @@ compspill_take_extent(CompSpillFile *file)
 }
 
 /*
+ * Return the index of extent e in the file's shared extents, or -1.
+ */
+static int
+compspill_shared_find(CompSpillFile *file, int32 e)
+{
+	for (int i = 0; i < file->nshared; i++)
+	{
+		if (file->shared[i].extent == e)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Count one more holder of extent e, which another stream holds already.
+ */
+static void
+compspill_share_extent(CompSpillFile *file, int32 e)
+{
+	int			i = compspill_shared_find(file, e);
+
+	if (i >= 0)
+	{
+		file->shared[i].holders++;
+		return;
+	}
+	if (file->nshared >= file->shared_cap)
+	{
+		file->shared_cap = Max(file->shared_cap * 2, 8);
+		if (file->shared == NULL)
+			file->shared = MemoryContextAlloc(file->cxt,
+											  sizeof(CompSpillSharedExtent) *
+											  file->shared_cap);
+		else
+			file->shared = repalloc(file->shared,
+									sizeof(CompSpillSharedExtent) *
+									file->shared_cap);
+	}
+	file->shared[file->nshared].extent = e;
+	file->shared[file->nshared].holders = 2;
+	file->nshared++;
+}
+
+/*
+ * A stream gives extent e back: it is free once no other stream holds it.
+ */
+static void
+compspill_give_back_extent(CompSpillFile *file, int32 e)
+{
+	int			i = compspill_shared_find(file, e);
+
+	if (i >= 0)
+	{
+		if (--file->shared[i].holders == 1)
+			file->shared[i] = file->shared[--file->nshared];
+		return;
+	}
+	compspill_free_extent(file, e);
+	if (e == file->tail_extent)
+		file->tail_extent = -1;
+}
+
+/*
  * Return the file extent that is the stream's idx'th.  Lookups go forward
  * (readers and the writer move forward), so a cursor makes them cheap.
  */
@@ -814,7 +900,6 @@ static int32
 compspill_stream_extent(CompSpillFile *file, int64 idx)
 {
 	CompSpillExtents *ext = file->cur;
-	CompSpillExtentRange *last;
 	int32		e;
 
 	if (idx < ext->n)
@@ -822,6 +907,18 @@ compspill_stream_extent(CompSpillFile *file, int64 idx)
 
 	Assert(idx == ext->n);
 	e = compspill_take_extent(file);
+	compspill_append_extent(file, ext, e);
+	return e;
+}
+
+/*
+ * Add extent e at the end of the extents of stream ext.
+ */
+static void
+compspill_append_extent(CompSpillFile *file, CompSpillExtents *ext, int32 e)
+{
+	CompSpillExtentRange *last;
+
 	last = ext->nranges > 0 ? &ext->ranges[ext->nranges - 1] : NULL;
 	if (last != NULL && last->first + last->count == e)
 		last->count++;
@@ -849,7 +946,6 @@ compspill_stream_extent(CompSpillFile *file, int64 idx)
 		ext->nranges++;
 	}
 	ext->n++;
-	return e;
 }
 
 /*
@@ -867,7 +963,7 @@ compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
 
 	while (done < len)
 	{
-		off_t		lpos = loff + (off_t) done;
+		off_t		lpos = (off_t) file->cur->start + loff + (off_t) done;
 		int64		idx = lpos / (off_t) esize;
 		Size		within = (Size) (lpos % (off_t) esize);
 		Size		amount = Min(len - done, esize - within);
@@ -887,6 +983,7 @@ compspill_write_stream(CompSpillFile *file, char *data, Size len, off_t loff)
 		}
 
 		/* the part a flush wrote before, counted then (a partial page) */
+		lpos -= (off_t) file->cur->start;
 		if (file->written_upto > lpos)
 			seen = Min((Size) (file->written_upto - lpos), amount);
 		else
@@ -911,6 +1008,14 @@ CompSpillFileBeginStream(CompSpillFile *file, CompSpillExtents *ext)
 	file->cur = ext;
 	file->buf_offset = 0;
 	file->written_upto = 0;
+
+	/* begin where the last stream ended, if its last extent has room */
+	if (file->tail_extent >= 0)
+	{
+		compspill_share_extent(file, file->tail_extent);
+		compspill_append_extent(file, ext, file->tail_extent);
+		ext->start = file->tail_used;
+	}
 
 	if (unlikely(file->buf == NULL))
 	{
@@ -1021,6 +1126,23 @@ CompSpillFileEndStream(CompSpillFile *file)
 		compspill_write_stream(file, file->buf, padded, file->buf_offset);
 	}
 
+	/* the next stream begins after this one's last page, if there is room */
+	if (file->cur->n > 0)
+	{
+		CompSpillExtents *ext = file->cur;
+		Size		esize = file->extent_size;
+		off_t		end = (off_t) ext->start + COMPSPILL_ALIGN_UP(len);
+		Size		used = (Size) (end - (ext->n - 1) * (off_t) esize);
+
+		if (used < esize)
+		{
+			file->tail_extent = compspill_extent_at(ext, ext->n - 1);
+			file->tail_used = used;
+		}
+		else
+			file->tail_extent = -1;
+	}
+
 	file->buffered = 0;
 	file->buf_offset = 0;
 	file->cur = NULL;
@@ -1100,10 +1222,14 @@ CompSpillFileEndWrites(CompSpillFile *file)
 void
 CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext, off_t upto)
 {
-	int64		below = upto / (off_t) file->extent_size;
+	int64		below;
 
+	/* upto may say "all": keep the sum with start from overflowing */
+	upto = Min(upto, PG_INT64_MAX - (off_t) ext->start);
+	below = ((off_t) ext->start + upto) / (off_t) file->extent_size;
 	while (ext->nfreed < ext->n && ext->nfreed < below)
-		compspill_free_extent(file, compspill_extent_at(ext, ext->nfreed++));
+		compspill_give_back_extent(file,
+								   compspill_extent_at(ext, ext->nfreed++));
 
 	if (ext->nfreed >= ext->n && ext->ranges != NULL)
 	{
@@ -1133,8 +1259,9 @@ CompSpillFileRead(CompSpillFile *file, CompSpillExtents *ext,
 
 	while (done < len)
 	{
-		int64		idx = (offset + (off_t) done) / (off_t) esize;
-		Size		within = (Size) ((offset + (off_t) done) % (off_t) esize);
+		off_t		pos = (off_t) ext->start + offset + (off_t) done;
+		int64		idx = pos / (off_t) esize;
+		Size		within = (Size) (pos % (off_t) esize);
 		Size		amount = Min(len - done, esize - within);
 		off_t		phys;
 		int32		e;

@@ -38,6 +38,9 @@ typedef struct CompSpillExtents
 	int			cap;
 	int64		n;				/* extents taken */
 	int64		nfreed;			/* leading extents given back */
+	Size		start;			/* where in its first extent the stream
+								 * starts (page-aligned): it may begin in
+								 * the last extent of the stream before */
 	/* lookup cursor: ranges[at] holds extents from index at_base on */
 	int			at;
 	int64		at_base;
