@@ -46,8 +46,8 @@ typedef struct CompSpillDecodedBlock
 								 * current row's by-reference values */
 	Size		arena_cap;
 	Size		arena_row;		/* where the current row's values start */
-	char	   *fixed;			/* fixed-width columns, planes undone or
-								 * unpacked; dictionaries and their codes */
+	char	   *fixed;			/* fixed-width columns with their planes
+								 * undone; dictionaries and their codes */
 	Size		fixed_cap;
 	MemoryContext cxt;
 } CompSpillDecodedBlock;

@@ -12,9 +12,9 @@
  *	before minus that smallest difference, bit-packed.
  *
  * Sorted columns take a few bits a value; narrow ones (dates, small keys,
- * line numbers) take the bits of their range.  The decoder unpacks the
- * integers into an array once per block, checking each against its type's
- * range in the same pass.
+ * line numbers) take the bits of their range.  The decoder checks every
+ * integer against its type's range when it checks the block, and unpacks
+ * them again a row at a time, keeping no array of them.
  *
  * IDENTIFICATION
  *	  src/codec/enc/enc_int.c
@@ -239,54 +239,51 @@ delta_check_header(const CompSpillColumnView *view, int attnum,
 										 view->nvalues - 1, errdetail);
 }
 
-/* The integers are unpacked into an array */
+/*
+ * Work out the range of an integer of attlen bytes.
+ */
+static void
+int_limits(int16 attlen, int64 *lo, int64 *hi)
+{
+	switch (attlen)
+	{
+		case 2:
+			*lo = PG_INT16_MIN;
+			*hi = PG_INT16_MAX;
+			break;
+		case 4:
+			*lo = PG_INT32_MIN;
+			*hi = PG_INT32_MAX;
+			break;
+		default:
+			*lo = PG_INT64_MIN;
+			*hi = PG_INT64_MAX;
+			break;
+	}
+}
+
+/*
+ * Check every integer of a FOR or DELTA column against its type's range,
+ * and that no stray bits follow the last.  The rows unpack them again one
+ * at a time (int_next): an array of them would be memory a merge input
+ * holds for as long as it reads, as large as a tenth of the block.
+ */
 static bool
 int_check(CompSpillColumnCursor *cur pg_attribute_unused(),
 		  CompSpillColumnCheck *chk,
 		  Form_pg_attribute attr pg_attribute_unused(),
-		  int attnum pg_attribute_unused(),
-		  Size *max_size pg_attribute_unused(),
-		  const char **errdetail pg_attribute_unused())
-{
-	chk->fixed_len = (Size) chk->view.nvalues * chk->view.attlen;
-	return true;
-}
-
-/*
- * Unpack a FOR or DELTA column's integers into an array at *fixed,
- * checking each against its type's range.
- */
-static bool
-int_setup(CompSpillColumnCursor *cur,
-		  const CompSpillColumnCheck *chk, int attnum, char **fixed,
-		  char **dicts pg_attribute_unused(), char **buf pg_attribute_unused(),
+		  int attnum, Size *max_size pg_attribute_unused(),
 		  const char **errdetail)
 {
 	const CompSpillColumnView *view = &chk->view;
 	CompSpillBits b = {0};
-	char	   *dst = *fixed;
 	bool		delta = view->enc == COMPSPILL_ENC_DELTA;
 	uint64		v;
 	uint64		step = 0;
 	int64		lo,
 				hi;
 
-	switch (view->attlen)
-	{
-		case 2:
-			lo = PG_INT16_MIN;
-			hi = PG_INT16_MAX;
-			break;
-		case 4:
-			lo = PG_INT32_MIN;
-			hi = PG_INT32_MAX;
-			break;
-		default:
-			lo = PG_INT64_MIN;
-			hi = PG_INT64_MAX;
-			break;
-	}
-
+	int_limits(view->attlen, &lo, &hi);
 	memcpy(&v, view->values, sizeof(v));
 	if (delta)
 		memcpy(&step, view->values + sizeof(int64), sizeof(step));
@@ -314,27 +311,6 @@ int_setup(CompSpillColumnCursor *cur,
 								  attnum, i + 1, (int) view->attlen);
 			return false;
 		}
-		switch (view->attlen)
-		{
-			case 2:
-				{
-					int16		s = (int16) (int64) x;
-
-					memcpy(dst, &s, sizeof(s));
-					break;
-				}
-			case 4:
-				{
-					int32		s = (int32) (int64) x;
-
-					memcpy(dst, &s, sizeof(s));
-					break;
-				}
-			default:
-				memcpy(dst, &x, sizeof(x));
-				break;
-		}
-		dst += view->attlen;
 	}
 	if (b.acc != 0)
 	{
@@ -342,9 +318,73 @@ int_setup(CompSpillColumnCursor *cur,
 							  attnum);
 		return false;
 	}
-	cur->values = *fixed;
-	*fixed += chk->fixed_len;
 	return true;
+}
+
+/*
+ * Aim a FOR or DELTA column's cursor at its first packed integer; the rows
+ * unpack them (int_next).
+ */
+static bool
+int_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
+		  int attnum pg_attribute_unused(),
+		  char **fixed pg_attribute_unused(),
+		  char **dicts pg_attribute_unused(), char **buf pg_attribute_unused(),
+		  const char **errdetail pg_attribute_unused())
+{
+	const CompSpillColumnView *view = &chk->view;
+	bool		delta = view->enc == COMPSPILL_ENC_DELTA;
+
+	cur->how = COMPSPILL_HOW_NEXT;
+	cur->bits = view->bits;
+	cur->first = true;
+	memcpy(&cur->base, view->values, sizeof(cur->base));
+	cur->step = 0;
+	if (delta)
+		memcpy(&cur->step, view->values + sizeof(int64), sizeof(cur->step));
+	memset(&cur->packed, 0, sizeof(cur->packed));
+	cur->packed.rp = (const unsigned char *) view->values +
+		(delta ? 2 : 1) * sizeof(int64);
+	return true;
+}
+
+/* Make an integer of the column's width a Datum */
+static pg_attribute_always_inline Datum
+int_datum(int16 attlen, uint64 x)
+{
+	switch (attlen)
+	{
+		case 2:
+			return Int16GetDatum((int16) (int64) x);
+		case 4:
+			return Int32GetDatum((int32) (int64) x);
+		default:
+			return Int64GetDatum((int64) x);
+	}
+}
+
+/* Unpack the next integer of a FOR column: the base plus its offset */
+static Datum
+for_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
+		 CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
+{
+	return int_datum(cur->attlen,
+					 cur->base + compspill_bits_get(&cur->packed, cur->bits));
+}
+
+/*
+ * Unpack the next integer of a DELTA column: the first value, then each
+ * the one before plus the step plus its packed difference.
+ */
+static Datum
+delta_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
+		   CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
+{
+	if (cur->first)
+		cur->first = false;
+	else
+		cur->base += cur->step + compspill_bits_get(&cur->packed, cur->bits);
+	return int_datum(cur->attlen, cur->base);
 }
 
 const CompSpillEncodingOps compspill_enc_for = {
@@ -357,7 +397,7 @@ const CompSpillEncodingOps compspill_enc_for = {
 	.check_header = for_check_header,
 	.check = int_check,
 	.setup = int_setup,
-	.next = NULL,
+	.next = for_next,
 };
 
 const CompSpillEncodingOps compspill_enc_delta = {
@@ -370,5 +410,5 @@ const CompSpillEncodingOps compspill_enc_delta = {
 	.check_header = delta_check_header,
 	.check = int_check,
 	.setup = int_setup,
-	.next = NULL,
+	.next = delta_next,
 };

@@ -200,14 +200,18 @@ typedef struct CompSpillColumnCursor
 	char		attalign;		/* alignment of fixed-width values */
 	char		valign;			/* alignment of 4-byte varlena headers */
 	bool		may_pack;		/* may a short varlena get a 1-byte header? */
-	uint8		bits;			/* NUMERIC: bit width of the integers */
+	uint8		bits;			/* NUMERIC, FOR, DELTA: bit width of the
+								 * packed integers */
+	bool		first;			/* DELTA: the first value is next */
 	const CompSpillEncodingOps *ops;
 	const unsigned char *bitmap;	/* null bitmap, or NULL */
 	const char *lengths;		/* next length entry (FRONT: prefix) */
 	const char *suffixes;		/* FRONT: next suffix length */
 	const char *values;			/* next value bytes */
 	CompSpillBits packed;		/* DICT: codes; NUMERIC: integers */
-	uint64		base;			/* NUMERIC: the smallest integer */
+	uint64		base;			/* NUMERIC, FOR: the smallest integer;
+								 * DELTA: the value made last */
+	uint64		step;			/* DELTA: the smallest difference */
 	Datum	   *dict;			/* DICT: the entries */
 	char	   *buf;			/* FRONT: the value, data at buf + VARHDRSZ */
 } CompSpillColumnCursor;
@@ -237,8 +241,9 @@ typedef struct CompSpillColumnCheck
  * most arena bytes one value takes, and the cursor's fixed_len, dicts_len,
  * buf_len); setup builds what decoding needs once per block; next, for
  * variable-width values, makes the next value, placing what it rebuilds
- * in the arena at or after *off.  Fixed-width encodings have no next:
- * setup leaves cur->values at an array of the values.
+ * in the arena at or after *off.  The other fixed-width encodings but FOR
+ * and DELTA (whose rows unpack their integers) have no next: setup leaves
+ * cur->values at an array of the values.
  */
 struct CompSpillEncodingOps
 {
