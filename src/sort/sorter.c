@@ -1124,6 +1124,13 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 		expected_runs = 1.0 + ceil((s->est_rows - run_rows) / later_rows);
 
 		/*
+		 * The later runs come out a little shorter than this reckons at
+		 * times (77 where it said 75, on 600,000 rows at 1MB): room for 3%
+		 * more, so that a size chosen at the edge still merges in one pass.
+		 */
+		expected_runs += ceil(expected_runs * 0.03);
+
+		/*
 		 * What the final merge holds besides its inputs, as
 		 * compspill_merge_create counts it for a merge that writes nothing:
 		 * the writer and the compression state are gone.
