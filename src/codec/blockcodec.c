@@ -1303,6 +1303,23 @@ CompSpillDecodeNextRow(CompSpillDecodedBlock *blk)
 				off += cur->attlen;
 				break;
 
+			case COMPSPILL_HOW_FOR:
+				blk->values[a] =
+					compspill_int_datum(cur->attlen,
+										cur->base +
+										compspill_bits_get(&cur->packed,
+														   cur->bits));
+				break;
+
+			case COMPSPILL_HOW_DELTA:
+				if (cur->first)
+					cur->first = false;
+				else
+					cur->base += cur->step +
+						compspill_bits_get(&cur->packed, cur->bits);
+				blk->values[a] = compspill_int_datum(cur->attlen, cur->base);
+				break;
+
 			default:
 				blk->values[a] = cur->ops->next(blk, cur, &off);
 				break;

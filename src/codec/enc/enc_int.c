@@ -265,8 +265,8 @@ int_limits(int16 attlen, int64 *lo, int64 *hi)
 /*
  * Check every integer of a FOR or DELTA column against its type's range,
  * and that no stray bits follow the last.  The rows unpack them again one
- * at a time (int_next): an array of them would be memory a merge input
- * holds for as long as it reads, as large as a tenth of the block.
+ * at a time (CompSpillDecodeNextRow): an array of them would be memory a
+ * merge input holds for as long as it reads, a tenth of the block.
  */
 static bool
 int_check(CompSpillColumnCursor *cur pg_attribute_unused(),
@@ -322,8 +322,8 @@ int_check(CompSpillColumnCursor *cur pg_attribute_unused(),
 }
 
 /*
- * Aim a FOR or DELTA column's cursor at its first packed integer; the rows
- * unpack them (int_next).
+ * Aim a FOR or DELTA column's cursor at its first packed integer; the row
+ * loop unpacks them (CompSpillDecodeNextRow).
  */
 static bool
 int_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
@@ -335,7 +335,7 @@ int_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
 	const CompSpillColumnView *view = &chk->view;
 	bool		delta = view->enc == COMPSPILL_ENC_DELTA;
 
-	cur->how = COMPSPILL_HOW_NEXT;
+	cur->how = delta ? COMPSPILL_HOW_DELTA : COMPSPILL_HOW_FOR;
 	cur->bits = view->bits;
 	cur->first = true;
 	memcpy(&cur->base, view->values, sizeof(cur->base));
@@ -348,45 +348,6 @@ int_setup(CompSpillColumnCursor *cur, const CompSpillColumnCheck *chk,
 	return true;
 }
 
-/* Make an integer of the column's width a Datum */
-static pg_attribute_always_inline Datum
-int_datum(int16 attlen, uint64 x)
-{
-	switch (attlen)
-	{
-		case 2:
-			return Int16GetDatum((int16) (int64) x);
-		case 4:
-			return Int32GetDatum((int32) (int64) x);
-		default:
-			return Int64GetDatum((int64) x);
-	}
-}
-
-/* Unpack the next integer of a FOR column: the base plus its offset */
-static Datum
-for_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
-		 CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
-{
-	return int_datum(cur->attlen,
-					 cur->base + compspill_bits_get(&cur->packed, cur->bits));
-}
-
-/*
- * Unpack the next integer of a DELTA column: the first value, then each
- * the one before plus the step plus its packed difference.
- */
-static Datum
-delta_next(CompSpillDecodedBlock *blk pg_attribute_unused(),
-		   CompSpillColumnCursor *cur, Size *off pg_attribute_unused())
-{
-	if (cur->first)
-		cur->first = false;
-	else
-		cur->base += cur->step + compspill_bits_get(&cur->packed, cur->bits);
-	return int_datum(cur->attlen, cur->base);
-}
-
 const CompSpillEncodingOps compspill_enc_for = {
 	.name = "for",
 	.id = COMPSPILL_ENC_FOR,
@@ -397,7 +358,7 @@ const CompSpillEncodingOps compspill_enc_for = {
 	.check_header = for_check_header,
 	.check = int_check,
 	.setup = int_setup,
-	.next = for_next,
+	.next = NULL,
 };
 
 const CompSpillEncodingOps compspill_enc_delta = {
@@ -410,5 +371,5 @@ const CompSpillEncodingOps compspill_enc_delta = {
 	.check_header = delta_check_header,
 	.check = int_check,
 	.setup = int_setup,
-	.next = delta_next,
+	.next = NULL,
 };

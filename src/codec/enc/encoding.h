@@ -74,6 +74,8 @@
 #define COMPSPILL_HOW_BYVAL8			3
 #define COMPSPILL_HOW_FIXED				4
 #define COMPSPILL_HOW_NEXT				5	/* the encoding's next() */
+#define COMPSPILL_HOW_FOR				6	/* FOR's packed integers */
+#define COMPSPILL_HOW_DELTA				7	/* DELTA's packed differences */
 
 /* a growable byte buffer, kept across blocks */
 typedef struct CompSpillStream
@@ -241,9 +243,9 @@ typedef struct CompSpillColumnCheck
  * most arena bytes one value takes, and the cursor's fixed_len, dicts_len,
  * buf_len); setup builds what decoding needs once per block; next, for
  * variable-width values, makes the next value, placing what it rebuilds
- * in the arena at or after *off.  The other fixed-width encodings but FOR
- * and DELTA (whose rows unpack their integers) have no next: setup leaves
- * cur->values at an array of the values.
+ * in the arena at or after *off.  Fixed-width encodings have no next:
+ * setup leaves cur->values at an array of the values, or (FOR, DELTA) the
+ * cursor at the packed integers, which the row loop unpacks itself.
  */
 struct CompSpillEncodingOps
 {
@@ -501,6 +503,23 @@ compspill_bits_get(CompSpillBits *b, int width)
 	b->acc >>= width;
 	b->nbits -= width;
 	return v;
+}
+
+/*
+ * Make an integer of width bytes (2, 4 or 8) a Datum.
+ */
+static inline Datum
+compspill_int_datum(int width, uint64 x)
+{
+	switch (width)
+	{
+		case 2:
+			return Int16GetDatum((int16) (int64) x);
+		case 4:
+			return Int32GetDatum((int32) (int64) x);
+		default:
+			return Int64GetDatum((int64) x);
+	}
 }
 
 /*
