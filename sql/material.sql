@@ -9,9 +9,12 @@
 --
 LOAD 'compspill';
 
-CREATE TABLE mo (id int, g int);
+-- no autovacuum: an analyze of its own would invalidate the cached plan
+-- that the prepared statements below keep on purpose
+CREATE TABLE mo (id int, g int) WITH (autovacuum_enabled = off);
 INSERT INTO mo SELECT i, i % 50 FROM generate_series(1, 2000) i;
-CREATE TABLE mi (id int, g int, v int, t text, n numeric, b bytea);
+CREATE TABLE mi (id int, g int, v int, t text, n numeric, b bytea)
+    WITH (autovacuum_enabled = off, toast.autovacuum_enabled = off);
 INSERT INTO mi SELECT i, i % 50, (i * 7919) % 10007,
     repeat(chr(97 + i % 26), 1 + i % 40) || i, (i % 777) / 7.0,
     CASE WHEN i % 3 = 0 THEN decode(md5(i::text), 'hex') END
