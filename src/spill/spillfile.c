@@ -1228,8 +1228,16 @@ CompSpillFileRelease(CompSpillFile *file, CompSpillExtents *ext, off_t upto)
 	upto = Min(upto, PG_INT64_MAX - (off_t) ext->start);
 	below = ((off_t) ext->start + upto) / (off_t) file->extent_size;
 	while (ext->nfreed < ext->n && ext->nfreed < below)
-		compspill_give_back_extent(file,
-								   compspill_extent_at(ext, ext->nfreed++));
+	{
+		int32		e = compspill_extent_at(ext, ext->nfreed);
+
+		/* only a stream's first and last extents can be shared */
+		if (ext->nfreed == 0 || ext->nfreed == ext->n - 1)
+			compspill_give_back_extent(file, e);
+		else
+			compspill_free_extent(file, e);
+		ext->nfreed++;
+	}
 
 	if (ext->nfreed >= ext->n && ext->ranges != NULL)
 	{
