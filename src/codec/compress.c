@@ -72,6 +72,11 @@
 
 #include <limits.h>
 
+/*
+ * For LZ4_DECOMPRESS_INPLACE_MARGIN only, a macro (lz4 1.9.3 and later); no
+ * function of lz4's static-linking section is used.
+ */
+#define LZ4_STATIC_LINKING_ONLY
 #include <lz4.h>
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getCParams, ZSTD_estimate*Size */
 #include <zstd.h>
@@ -742,6 +747,24 @@ compspill_get_zstd_ddict(CompSpillCompressor *comp)
 					 errdetail("Could not create a zstd decompression dictionary.")));
 	}
 	return comp->zddict;
+}
+
+/*
+ * Return the margin with which codec can decompress a block of rawlen bytes
+ * in place, its compressed form lying in the same buffer as its output and
+ * ending at least that many bytes past the output's end; 0 if the codec
+ * cannot.  lz4 can, with the margin lz4.h gives; zstd's would be a whole
+ * block, which saves nothing.  (CompSpillDecompress reads src before it
+ * writes over it when the two overlap so.)
+ */
+Size
+CompSpillInPlaceMargin(CompSpillCodec codec, Size rawlen)
+{
+#ifdef LZ4_DECOMPRESS_INPLACE_MARGIN
+	if (codec == COMPSPILL_CODEC_LZ4)
+		return LZ4_DECOMPRESS_INPLACE_MARGIN(rawlen);
+#endif
+	return 0;
 }
 
 /*

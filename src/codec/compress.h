@@ -44,6 +44,7 @@ extern Size CompSpillCompressBound(CompSpillCompressor *comp,
 extern Size CompSpillCompress(CompSpillCompressor *comp, CompSpillCodec codec,
 							  const char *src, Size srclen,
 							  char *dst, Size dstcap, bool *dict);
+extern Size CompSpillInPlaceMargin(CompSpillCodec codec, Size rawlen);
 extern bool CompSpillDecompress(CompSpillCompressor *comp,
 								CompSpillCodec codec, bool dict,
 								const char *src, Size srclen,

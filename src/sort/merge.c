@@ -105,11 +105,11 @@ struct CompSpillMerge
 
 	/* merge inputs */
 	int64		reader_mem;		/* memory one input takes, but for its
-								 * decompression buffer */
+								 * buffers (CompSpillRunBufferMemory) */
 	int64		only_reader_mem;	/* the same in a merge that writes
 									 * nothing: all frames are written */
-	int64		dbuf_bound;		/* the most an input's decompression buffer
-								 * takes (none if no frame is compressed) */
+	int64		buf_bound;		/* the most an input's buffers take, and an
+								 * eighth */
 	int			nreaders;		/* readers created so far */
 	int			maxreaders;
 	CompSpillRunReader **readers;
@@ -408,22 +408,23 @@ compspill_size_input(CompSpillMerge *m)
  * COMPSPILL_PROBE_FRAMES frames, the most its memory contexts held after
  * any of them (with codec = auto, a run's first frames try the codecs in
  * turn, so its first few frames are not typical).  An input costs that,
- * and what the reader's buffers may still grow by to hold the largest
- * frame and row written so far (CompSpillReaderGrowth), with an eighth
- * more for larger ones; the estimate from the frames' average sizes is the
- * floor.  In a merge that writes nothing (m->only_reader_mem) no frame is
- * larger than those: the eighth is kept for what decoding a frame holds
- * only.  The decompression buffer is left out: an input has one only when
- * its run has frames stored compressed, the size of the largest, and the
- * fan-in counts it so (compspill_all_fit), or at its largest
- * (m->dbuf_bound).  Return the reader, which becomes the merge's first.
+ * and what the reader's row buffer may still grow by to hold the largest
+ * row written so far (CompSpillReaderGrowth), with an eighth more for
+ * larger ones; the estimate from the frames' average sizes is the floor.
+ * In a merge that writes nothing (m->only_reader_mem) no frame is larger
+ * than those: the eighth is kept for what decoding a frame holds only.
+ * The buffers are left out: an input's window and decompression buffer
+ * are sized to its run (one buffer for both when the run is decompressed
+ * in place), and the fan-in counts them so (compspill_all_fit), or at
+ * their largest (m->buf_bound).  Return the reader, which becomes the
+ * merge's first.
  */
 #define COMPSPILL_PROBE_FRAMES	16
 
 /*
  * Read run's first COMPSPILL_PROBE_FRAMES frames with reader r, as a merge
- * reads them, and return the most r held after any of them, its
- * decompression buffer left out (at least most, the figure so far).
+ * reads them, and return the most r held after any of them, its buffers
+ * left out (at least most, the figure so far).
  */
 static int64
 compspill_probe_run(CompSpillRunReader *r, CompSpillRun *run, int64 most)
@@ -441,15 +442,14 @@ compspill_probe_run(CompSpillRunReader *r, CompSpillRun *run, int64 most)
 			break;
 		if (rows % per_frame == 0)
 			most = Max(most, CompSpillReaderHeld(r) -
-					   CompSpillReaderDecompressHeld(r));
+					   CompSpillReaderBufferHeld(r));
 	}
-	return Max(most, CompSpillReaderHeld(r) -
-			   CompSpillReaderDecompressHeld(r));
+	return Max(most, CompSpillReaderHeld(r) - CompSpillReaderBufferHeld(r));
 }
 
 /*
- * Measure what a merge input reading run would hold, its decompression
- * buffer left out (CompSpillRunDecompressMemory): a reader's memory through
+ * Measure what a merge input reading run would hold, its buffers left out
+ * (CompSpillRunBufferMemory): a reader's memory through
  * the run's first frames, and in *frame_part what of it grows with the
  * frames' size (CompSpillReaderFrameHeld).  For a sort choosing the block
  * size of its later runs from its first: the codec's decompression state
@@ -460,7 +460,8 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp, CompSpillRun *run,
 					   int64 *frame_part)
 {
 	CompSpillRunReader *r = CompSpillReaderCreate(sp);
-	int64		most = compspill_probe_run(r, run, CompSpillReaderHeld(r));
+	int64		most = compspill_probe_run(r, run, CompSpillReaderHeld(r) -
+										   CompSpillReaderBufferHeld(r));
 
 	*frame_part = CompSpillReaderFrameHeld(r);
 	CompSpillReaderFree(r);
@@ -472,7 +473,7 @@ static CompSpillRunReader *
 compspill_measure_input(CompSpillMerge *m)
 {
 	CompSpillRunReader *r = CompSpillReaderCreate(m->sp);
-	int64		fresh = CompSpillReaderHeld(r);
+	int64		fresh = CompSpillReaderHeld(r) - CompSpillReaderBufferHeld(r);
 	CompSpillRun *probe[3] = {NULL, NULL, NULL};
 	int64		most = fresh;
 	int64		growth;
@@ -498,16 +499,19 @@ compspill_measure_input(CompSpillMerge *m)
 	m->reader_mem = Max(m->reader_mem, most + most / 8 + growth);
 	m->only_reader_mem = Max(m->only_reader_mem,
 							 most + (most - fresh) / 8 + growth);
-	m->dbuf_bound = CompSpillReaderDecompressBound(m->sp);
+	/* the passes before the last write frames, a little larger at times */
+	m->buf_bound = CompSpillReaderBufferBound(m->sp);
+	m->buf_bound += m->buf_bound / 8;
 	return r;
 }
 
 /*
  * Say whether one merge can read all the runs at once in room bytes, each
- * input taking per_input and the decompression buffer its run needs (none
- * for a run without frames stored compressed).  With codec = auto a few
- * runs may hold compressed frames among raw ones: the others' inputs need
- * no buffer for them.
+ * input taking per_input and the buffers its run needs: a window and a
+ * decompression buffer (none for a run without frames stored compressed),
+ * or one buffer for both when the run is decompressed in place.  With
+ * codec = auto a few runs may hold compressed frames among raw ones: the
+ * others' inputs need no decompression buffer.
  */
 static bool
 compspill_all_fit(CompSpillMerge *m, int64 room, int64 per_input)
@@ -515,7 +519,7 @@ compspill_all_fit(CompSpillMerge *m, int64 room, int64 per_input)
 	int64		need = 0;
 
 	for (int i = 0; i < m->nruns; i++)
-		need += per_input + CompSpillRunDecompressMemory(&m->runs[i]);
+		need += per_input + CompSpillRunBufferMemory(m->sp, &m->runs[i]);
 	return m->nruns >= 1 && need <= room;
 }
 
@@ -623,10 +627,10 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 	/*
 	 * So is the zstd decompression context until it exists: with codec =
 	 * auto, the first zstd frame read makes it, after the fan-in is set.
-	 * An input's decompression buffer is its run's: where the runs are
-	 * known (all of them read at once) each counts its own, otherwise every
-	 * input counts the largest.  The first reader's is in used, and goes
-	 * when it opens a run.
+	 * An input's buffers are its run's: where the runs are known (all of
+	 * them read at once) each counts its own, otherwise every input counts
+	 * the largest.  The first reader's are in used, and are remade when it
+	 * opens a run.
 	 */
 	used = used_mem(arg);
 	growth = CompSpillMallocGrowth(sp, false);
@@ -635,7 +639,7 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 		*fanin = m->nruns;
 	else
 		*fanin = compspill_fanin(m, allowed_mem, used + growth + map_reserve,
-								 held, m->reader_mem + m->dbuf_bound);
+								 held, m->reader_mem + m->buf_bound);
 	*last_fanin = *fanin;
 	if (m->nruns > *fanin && !last_writes)
 	{
@@ -657,7 +661,7 @@ compspill_merge_create(CompSpillSpiller *sp, CompSpillStats *stats,
 											  used + growth + map_reserve -
 											  CompSpillWriterHeld(sp),
 											  held,
-											  m->reader_mem + m->dbuf_bound));
+											  m->reader_mem + m->buf_bound));
 	}
 
 	/* the last merge has the most inputs */

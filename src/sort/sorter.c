@@ -1060,8 +1060,8 @@ compspill_start_spill(CompSpillSorter *s)
  * rows freed.  A merge input's memory grows with its frames: a first run
  * of column frames is read as a merge input would read it, through its
  * first frames (CompSpillMergeProbeRun), and the part of what the reader
- * held that grows with the frames, with the run's decompression buffer,
- * is scaled to the block size; a first run of row frames, whose later runs
+ * held that grows with the frames, with the run's buffers, is scaled to
+ * the block size; a first run of row frames, whose later runs
  * may be of column frames, is estimated as column frames
  * (CompSpillReaderEstimateAt).  Larger blocks encode and compress better
  * and cost less a row; the first run's size, chosen before any frame
@@ -1075,7 +1075,7 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 	int64		fixed;
 	int64		held = 0;
 	int64		grows = 0;
-	int64		dbuf = 0;
+	int64		bufs = 0;
 	Size		largest;
 	Size		b;
 
@@ -1095,14 +1095,16 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 
 	/*
 	 * A reader of the first run: what it held, and the part of it that grows
-	 * with the frames (its read buffer and the arrays it decodes); what one
-	 * row and the columns' cursors take does not.  The decompression buffer
-	 * apart: the merge counts it per run, without a margin.
+	 * with the frames (the arrays it decodes); what one row and the columns'
+	 * cursors take does not.  Its buffers apart (the window and the
+	 * decompression buffer, or the one buffer of a run decompressed in
+	 * place), which grow with the frames too: the merge counts them per run,
+	 * without a margin.
 	 */
 	if (!s->runs[0].rows)
 	{
 		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows);
-		dbuf = CompSpillRunDecompressMemory(&s->runs[0]);
+		bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0]);
 	}
 
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
@@ -1145,7 +1147,7 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 		if (held > 0)
 		{
 			need = held + (int64) ((double) grows * (scale - 1.0));
-			need += need / 8 + (int64) ((double) dbuf * scale);
+			need += need / 8 + (int64) ((double) bufs * scale);
 		}
 		else
 		{

@@ -227,9 +227,28 @@ compspill_load_frame(CompSpillRunReader *r)
 		raw = payload;
 	else
 	{
-		/* the header passed its checksum, so the size is genuine */
-		CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, hdr.raw_len, 0,
-							false);
+		/*
+		 * The header passed its checksum, so the size is genuine.  In place,
+		 * the block is written over the frame, which must end lz4's margin
+		 * past it (as the reader sized its buffer for the run's blocks), and
+		 * the window's copy of the frame is gone.
+		 */
+		if (r->in_place)
+		{
+			Size		end = (Size) (payload - r->dbuf) + payload_len;
+
+			if (end < hdr.raw_len + CompSpillInPlaceMargin((CompSpillCodec) hdr.codec,
+														   hdr.raw_len) ||
+				CompSpillInPlaceMargin((CompSpillCodec) hdr.codec,
+									   hdr.raw_len) == 0)
+				elog(ERROR, "compspill frame at offset %lld of a run read in place has a block of %u bytes its buffer cannot decompress in place",
+					 (long long) pos, hdr.raw_len);
+			r->plain_end = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE +
+										  hdr.stored_len);
+		}
+		else
+			CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, hdr.raw_len,
+								0, false);
 
 		INSTR_TIME_SET_CURRENT(start);
 		if (!CompSpillDecompress(r->sp->comp, (CompSpillCodec) hdr.codec,

@@ -51,6 +51,8 @@ typedef struct CompSpillRun
 								 * codecchoice.c's compspill_io_is_cheap) */
 	Size		max_compressed_raw; /* the largest block of its frames stored
 									 * compressed, raw; 0 when none is */
+	Size		max_stored;		/* the largest payload of its frames */
+	bool		zstd_frames;	/* some frame of it was stored with zstd */
 	/*
 	 * With CompSpillRunBeginIndexed: an entry for every index_stride-th
 	 * frame (frames 0, stride, 2 * stride...), for seeks.  The stride
@@ -144,10 +146,11 @@ extern bool CompSpillReaderNext(CompSpillRunReader *r, Datum **values,
 extern MinimalTuple CompSpillReaderNextTuple(CompSpillRunReader *r);
 extern int64 CompSpillReaderHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
-extern int64 CompSpillReaderDecompressHeld(CompSpillRunReader *r);
+extern int64 CompSpillReaderBufferHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderFrameHeld(CompSpillRunReader *r);
-extern int64 CompSpillRunDecompressMemory(const CompSpillRun *run);
-extern int64 CompSpillReaderDecompressBound(CompSpillSpiller *sp);
+extern int64 CompSpillRunBufferMemory(CompSpillSpiller *sp,
+									  const CompSpillRun *run);
+extern int64 CompSpillReaderBufferBound(CompSpillSpiller *sp);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 
 /* spillsizing.c */

@@ -126,6 +126,14 @@ struct CompSpillRunReader
 	char	   *dbuf;			/* decompressed block */
 	Size		dbuf_cap;
 
+	/*
+	 * The run's frames are decompressed in place: the window is no buffer
+	 * of its own but the tail of dbuf, where each frame is read so that it
+	 * ends far enough past the block it decompresses to (compspill_read_tail
+	 * in runreader.c); rbuf points into dbuf, and rbuf_cap is 0.
+	 */
+	bool		in_place;
+
 	/* the run being read */
 	CompSpillRun *run;
 	bool		consume;		/* give extents back as they are passed */

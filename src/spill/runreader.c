@@ -9,7 +9,11 @@
  * input, so their buffers are what bounds the fan-in) and refilled with
  * aligned reads that run ahead as far as it holds.  Each frame is checked,
  * decompressed and decoded by frame.c (compspill_load_frame) before any of
- * its rows is handed out.  Rows are rebuilt one at a time and handed out as
+ * its rows is handed out.  A run whose frames are compressed with lz4 is
+ * read without a window of its own: each frame is read into the tail of
+ * the decompression buffer and decompressed in place, so that a merge
+ * input holds about one block, not a block and a frame
+ * (compspill_read_tail).  Rows are rebuilt one at a time and handed out as
  * datums, or as minimal tuples from row frames; the per-row path does no
  * allocation and no I/O.  A reader opened to consume its run gives the
  * run's extents back to the file as it moves past them, so that a merge
@@ -26,6 +30,8 @@
 
 #include "base/buffer.h"
 #include "codec/blockcodec.h"
+#include "codec/cipher.h"
+#include "codec/compress.h"
 #include "codec/rowframe.h"
 #include "spill/frame.h"
 #include "spill/run.h"
@@ -34,7 +40,68 @@
 
 static void compspill_grow_window(CompSpillRunReader *r, Size need,
 								  Size keep);
-static int64 compspill_dbuf_memory(Size raw);
+static int64 compspill_buffer_memory(Size size);
+static const char *compspill_read_tail(CompSpillRunReader *r, off_t pos,
+									   Size len);
+
+/*
+ * Return the size of the window CompSpillReaderCreate gives a reader of the
+ * spill's runs.  Buffered, it holds exactly the largest frame written (its
+ * header included): reads start where the frame does, and a window that
+ * ends inside the next frame keeps those bytes.  Under direct I/O reads are
+ * of whole pages, and a frame straddles at most two more pages than its
+ * own; the window holds up to twice the average frame, and grows for
+ * larger ones.
+ */
+static Size
+compspill_window_size(CompSpillSpiller *sp)
+{
+	Size		avg_raw;
+	Size		avg_stored;
+	Size		rbuf;
+
+	compspill_average_frame(sp, &avg_raw, &avg_stored);
+	if (CompSpillFileAligned(sp->file))
+	{
+		rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
+		return COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
+			2 * COMPSPILL_ALIGN;
+	}
+	return MAXALIGN(Max(sp->max_stored, avg_stored) +
+					COMPSPILL_FRAME_HEADER_SIZE);
+}
+
+/*
+ * Return whether a reader decompresses run's frames in place
+ * (compspill_read_tail): under buffered I/O, whose reads start and end
+ * anywhere, when some frame of the run is stored compressed and all such
+ * frames are with lz4, which can.
+ */
+static bool
+compspill_run_in_place(CompSpillSpiller *sp, const CompSpillRun *run)
+{
+	return !CompSpillFileAligned(sp->file) && run->max_compressed_raw > 0 &&
+		!run->zstd_frames &&
+		CompSpillInPlaceMargin(COMPSPILL_CODEC_LZ4,
+							   run->max_compressed_raw) > 0;
+}
+
+/*
+ * Return the size of the buffer that reads a run of frames of up to stored
+ * bytes with blocks of up to raw bytes compressed, decompressing them in
+ * place: a frame is read with the next frame's header, into the tail of
+ * the buffer, so its payload ends that header, and its tag if encrypted,
+ * before the buffer's end; that must lie lz4's margin past the block.
+ */
+static Size
+compspill_in_place_size(CompSpillSpiller *sp, Size raw, Size stored)
+{
+	Size		after = COMPSPILL_FRAME_HEADER_SIZE +
+		(sp->cipher ? COMPSPILL_CIPHER_TAG_SIZE : 0);
+
+	return Max(raw + CompSpillInPlaceMargin(COMPSPILL_CODEC_LZ4, raw) + after,
+			   2 * COMPSPILL_FRAME_HEADER_SIZE + stored);
+}
 
 /*
  * Create a reader of runs of the spill, in a memory context of its own so
@@ -51,28 +118,6 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	MemoryContext cxt;
 	MemoryContext oldcxt;
 	CompSpillRunReader *r;
-	Size		avg_raw;
-	Size		avg_stored;
-	Size		rbuf;
-
-	compspill_average_frame(sp, &avg_raw, &avg_stored);
-
-	/*
-	 * Buffered, the window holds exactly the largest frame written (its
-	 * header included): reads start where the frame does, and a window
-	 * that ends inside the next frame keeps those bytes.  Under direct I/O
-	 * reads are of whole pages, and a frame straddles at most two more
-	 * pages than its own.
-	 */
-	if (CompSpillFileAligned(sp->file))
-	{
-		rbuf = Min(sp->max_stored, 2 * avg_stored + COMPSPILL_FRAME_HEADER_SIZE);
-		rbuf = COMPSPILL_ALIGN_UP(Max(rbuf, COMPSPILL_MIN_READ_BUFFER)) +
-			2 * COMPSPILL_ALIGN;
-	}
-	else
-		rbuf = MAXALIGN(Max(sp->max_stored, avg_stored) +
-						COMPSPILL_FRAME_HEADER_SIZE);
 
 	/*
 	 * A small context whose blocks are no larger than its first: everything
@@ -87,7 +132,7 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	r->sp = sp;
 	r->cxt = cxt;
 
-	compspill_grow_window(r, rbuf, 0);
+	compspill_grow_window(r, compspill_window_size(sp), 0);
 
 	CompSpillDecodedBlockInit(&r->blk, sp->tupdesc);
 	CompSpillRowCursorInit(&r->rc, cxt);
@@ -100,23 +145,47 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 /*
  * Position the reader at the start of run; with consume, the run's extents
  * are given back as the reader moves past them, and the run cannot be read
- * again.  The decompression buffer is made the size of the run's largest
- * frame stored compressed, and a run without any gets none: the merge
- * counts each input's by its run (CompSpillRunDecompressMemory).
+ * again.  The buffers are made for the run: a run decompressed in place
+ * gets one, for its largest block and frame, which holds the window too;
+ * another gets a window, and a decompression buffer the size of its
+ * largest block stored compressed, none if it has none.  The merge counts
+ * each input's buffers by its run (CompSpillRunBufferMemory).
  */
 void
 CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 {
-	if (run->max_compressed_raw != r->dbuf_cap)
+	bool		in_place = compspill_run_in_place(r->sp, run);
+	Size		dbuf = run->max_compressed_raw;
+
+	if (in_place)
+	{
+		dbuf = compspill_in_place_size(r->sp, run->max_compressed_raw,
+									   run->max_stored);
+		/* buffered: the window was palloc'd */
+		if (!r->in_place && r->rbuf != NULL)
+			pfree(r->rbuf);
+	}
+	else if (r->in_place)
+		r->rbuf = NULL;			/* it pointed into dbuf */
+	if (in_place)
+	{
+		r->rbuf = NULL;
+		r->rbuf_cap = 0;
+	}
+
+	if (dbuf != r->dbuf_cap)
 	{
 		if (r->dbuf != NULL)
 			pfree(r->dbuf);
 		r->dbuf = NULL;
 		r->dbuf_cap = 0;
-		if (run->max_compressed_raw > 0)
-			CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap,
-								run->max_compressed_raw, 0, false);
+		if (dbuf > 0)
+			CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, dbuf, 0,
+								false);
 	}
+	if (!in_place && r->rbuf == NULL)
+		compspill_grow_window(r, compspill_window_size(r->sp), 0);
+	r->in_place = in_place;
 	r->run = run;
 	r->consume = consume;
 	r->pos = 0;
@@ -175,6 +244,7 @@ CompSpillReaderSeekRow(CompSpillRunReader *r, CompSpillRun *run,
 	CompSpillFrameRef start;
 
 	Assert(run->index != NULL && run->index_n > 0 && row >= 0);
+	Assert(!r->in_place);		/* only CompSpillReaderOpen reads in place */
 	if (r->run != run)
 	{
 		r->rbuf_len = 0;
@@ -287,86 +357,121 @@ CompSpillReaderHeld(CompSpillRunReader *r)
 }
 
 /*
- * Return the part of what the reader holds that grows with its frames:
- * the read buffer, which holds a frame, and the arrays a column frame's
- * decoding makes (its fixed-width columns, dictionaries and codes); not
- * the decompression buffer (CompSpillReaderDecompressHeld), nor what one
- * row and the columns' cursors take.
+ * Return the part of what the reader holds, its buffers apart, that grows
+ * with its frames: the arrays a column frame's decoding makes (its
+ * fixed-width columns, dictionaries and codes); not what one row and the
+ * columns' cursors take.
  */
 int64
 CompSpillReaderFrameHeld(CompSpillRunReader *r)
 {
-	return (int64) r->rbuf_cap + (int64) r->blk.fixed_cap;
+	return (int64) r->blk.fixed_cap;
 }
 
 /*
- * Return the memory a decompression buffer for blocks of up to raw bytes
- * takes: none for raw 0, nothing being stored compressed.
+ * Return the memory a palloc'd buffer of size bytes takes in a reader's
+ * context, whose blocks are smaller: a block of its own.  None for size 0.
  */
 static int64
-compspill_dbuf_memory(Size raw)
+compspill_buffer_memory(Size size)
 {
-	if (raw == 0)
+	if (size == 0)
 		return 0;
-	return (int64) MAXALIGN(raw) + COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	return (int64) MAXALIGN(size) + COMPSPILL_CHUNK_BLOCK_OVERHEAD;
 }
 
 /*
- * Return the memory a reader's decompression buffer takes for run: none
- * when no frame of the run is stored compressed (CompSpillReaderOpen).
+ * Return the memory a reader's window takes once it holds the largest
+ * frame written so far: as CompSpillReaderCreate makes it, grown for a
+ * larger frame as compspill_grow_window grows it.
+ */
+static int64
+compspill_window_memory(CompSpillSpiller *sp)
+{
+	bool		aligned = CompSpillFileAligned(sp->file);
+	Size		window = compspill_window_size(sp);
+	Size		need = sp->max_stored + COMPSPILL_FRAME_HEADER_SIZE;
+
+	if (aligned)
+		need = COMPSPILL_ALIGN_UP(need) + 2 * COMPSPILL_ALIGN;
+	if (need > window)
+	{
+		window = CompSpillGrowSize(window, need);
+		if (aligned)
+			window = COMPSPILL_ALIGN_UP(window);
+	}
+	return compspill_buffer_memory(aligned ? window + COMPSPILL_ALIGN : window);
+}
+
+/*
+ * Return the memory a reader's buffers take for run: the one buffer a run
+ * decompressed in place needs, or a window and a decompression buffer for
+ * the largest block stored compressed (none when there is none).
  */
 int64
-CompSpillRunDecompressMemory(const CompSpillRun *run)
+CompSpillRunBufferMemory(CompSpillSpiller *sp, const CompSpillRun *run)
 {
-	return compspill_dbuf_memory(run->max_compressed_raw);
+	if (compspill_run_in_place(sp, run))
+		return compspill_buffer_memory(compspill_in_place_size(sp,
+															   run->max_compressed_raw,
+															   run->max_stored));
+	return compspill_window_memory(sp) +
+		compspill_buffer_memory(run->max_compressed_raw);
 }
 
 /*
- * Return the most memory a reader's decompression buffer may take for any
- * run written so far or from frames no larger: none when no frame has been
- * stored compressed.
+ * Return the most memory a reader's buffers may take for any run written
+ * so far or from frames no larger, whichever way it is read.
  */
 int64
-CompSpillReaderDecompressBound(CompSpillSpiller *sp)
+CompSpillReaderBufferBound(CompSpillSpiller *sp)
 {
-	return compspill_dbuf_memory(sp->max_compressed_raw);
+	int64		bound = compspill_window_memory(sp) +
+		compspill_buffer_memory(sp->max_compressed_raw);
+
+	if (!CompSpillFileAligned(sp->file) && sp->max_compressed_raw > 0)
+		bound = Max(bound,
+					compspill_buffer_memory(compspill_in_place_size(sp,
+																	sp->max_compressed_raw,
+																	sp->max_stored)));
+	return bound;
 }
 
 /*
- * Return the memory the reader's decompression buffer holds, allocation
- * overhead included: a run's, not every reader's (CompSpillReaderOpen).
+ * Return the memory the reader's buffers hold now, allocation overhead
+ * included: its window, unless it lies in the decompression buffer, and
+ * its decompression buffer, both sized to the run (CompSpillReaderOpen).
  */
 int64
-CompSpillReaderDecompressHeld(CompSpillRunReader *r)
+CompSpillReaderBufferHeld(CompSpillRunReader *r)
 {
-	if (r->dbuf == NULL)
-		return 0;
-	return (int64) GetMemoryChunkSpace(r->dbuf) + COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	int64		held = 0;
+
+	if (r->dbuf != NULL)
+		held += (int64) GetMemoryChunkSpace(r->dbuf) +
+			COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	if (!r->in_place && r->rbuf != NULL)
+		held += (int64) CompSpillBufferSpace(r->rbuf,
+											 CompSpillFileAligned(r->sp->file)) +
+			COMPSPILL_CHUNK_BLOCK_OVERHEAD;
+	return held;
 }
 
 /*
- * Return what the reader's read buffer and its row buffer may still grow
- * by to hold the largest frames and row written so far.  The decompression
- * buffer is sized to each run as it is opened: the merge counts it per run
- * (CompSpillRunDecompressMemory).
+ * Return what the reader's row buffer may still grow by to hold the
+ * largest row written so far.  The buffers are sized to each run as it is
+ * opened: the merge counts them per run (CompSpillRunBufferMemory).
  */
 int64
 CompSpillReaderGrowth(CompSpillRunReader *r)
 {
 	CompSpillSpiller *sp = r->sp;
-	Size		rbuf = sp->max_stored + COMPSPILL_FRAME_HEADER_SIZE;
-	int64		growth = 0;
 
-	/* a read under direct I/O covers whole pages from a page's start */
-	if (CompSpillFileAligned(sp->file))
-		rbuf = COMPSPILL_ALIGN_UP(rbuf) + 2 * COMPSPILL_ALIGN;
-	if (rbuf > r->rbuf_cap)
-		growth += (int64) (CompSpillGrowSize(r->rbuf_cap, rbuf) - r->rbuf_cap);
 	if (MAXALIGN(sp->max_row) > r->rc.tup_cap)
-		growth += (int64) (MAXALIGN(CompSpillGrowSize(r->rc.tup_cap,
-													  sp->max_row)) -
-						   r->rc.tup_cap);
-	return growth;
+		return (int64) (MAXALIGN(CompSpillGrowSize(r->rc.tup_cap,
+												   sp->max_row)) -
+						r->rc.tup_cap);
+	return 0;
 }
 
 /* Release the reader, its buffers and its decoded block */
@@ -406,6 +511,57 @@ compspill_io_len(bool aligned, Size len)
 }
 
 /*
+ * Make the file bytes [pos, pos + len) available at the tail of the
+ * decompression buffer of a reader that decompresses in place, with the
+ * bytes after them up to the next frame's header, and return a pointer to
+ * them.  The window ends where the buffer does, so a frame read whole ends
+ * the next header before it, lz4's margin past the block it decompresses
+ * to (compspill_in_place_size).  What the window held from pos on (the
+ * header read with the frame before) is moved, not read again; below pos
+ * it is left, the decompressed block lying over it (compspill_load_frame
+ * sets plain_end past the frame).
+ */
+static const char *
+compspill_read_tail(CompSpillRunReader *r, off_t pos, Size len)
+{
+	Size		want = len + COMPSPILL_FRAME_HEADER_SIZE;
+	Size		keep = 0;
+	Size		got;
+	char	   *dst;
+
+	if (r->run->len > pos)
+		want = Min(want, (Size) (r->run->len - pos));
+	want = Max(want, len);
+
+	/* a frame larger than the run's largest: only a corrupt header says so */
+	if (want > r->dbuf_cap)
+	{
+		r->rbuf_len = 0;
+		CompSpillGrowBuffer(r->cxt, &r->dbuf, &r->dbuf_cap, want, 0, false);
+	}
+
+	dst = r->dbuf + r->dbuf_cap - want;
+	if (pos >= r->rbuf_off && pos < r->rbuf_off + (off_t) r->rbuf_len)
+	{
+		keep = (Size) (r->rbuf_off + (off_t) r->rbuf_len - pos);
+		memmove(dst, r->rbuf + (pos - r->rbuf_off), keep);
+	}
+
+	Assert(keep < len);
+	got = CompSpillFileRead(r->sp->file, &r->run->extents,
+							pos + (off_t) keep, dst + keep, want - keep,
+							len - keep);
+	r->rbuf = dst;
+	r->rbuf_off = pos;
+	r->rbuf_len = Min(keep + got, (Size) Max(r->run->len - pos, 0));
+
+	if (r->consume)
+		CompSpillFileRelease(r->sp->file, &r->run->extents, pos);
+
+	return dst;
+}
+
+/*
  * Make the file bytes [pos, pos + len) available in the read window and
  * return a pointer to them.  A refill reads as much as the buffer holds, up
  * to the end of the run, so consecutive small frames come from one read;
@@ -439,6 +595,9 @@ compspill_read_window(CompSpillRunReader *r, off_t pos, Size len)
 	if (likely(pos >= r->rbuf_off &&
 			   (Size) (pos - r->rbuf_off) + len <= r->rbuf_len))
 		return r->rbuf + (pos - r->rbuf_off);
+
+	if (r->in_place)
+		return compspill_read_tail(r, pos, len);
 
 	/*
 	 * Under direct I/O, reads are of whole pages; buffered, they start

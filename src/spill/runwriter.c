@@ -523,6 +523,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 
 	sp->max_raw = Max(sp->max_raw, rawlen);
 	sp->max_stored = Max(sp->max_stored, stored_len);
+	sp->run->max_stored = Max(sp->run->max_stored, stored_len);
 	if (stored_codec != COMPSPILL_CODEC_NONE)
 	{
 		sp->max_compressed_raw = Max(sp->max_compressed_raw, rawlen);
@@ -530,7 +531,7 @@ compspill_emit_frame(CompSpillSpiller *sp)
 										  rawlen);
 	}
 	if (stored_codec == COMPSPILL_CODEC_ZSTD)
-		sp->zstd_frames = true;
+		sp->zstd_frames = sp->run->zstd_frames = true;
 
 	sp->stats->bytes_encoded += rawlen;
 	sp->stats->frames_written++;

@@ -190,6 +190,16 @@ CompSpillFreeAligned(char *ptr)
 }
 
 /*
+ * Return the memory the buffer buf, allocated by CompSpillGrowBuffer
+ * (aligned to the page when aligned is true), takes in its context.
+ */
+Size
+CompSpillBufferSpace(char *buf, bool aligned)
+{
+	return GetMemoryChunkSpace(aligned ? ((char **) buf)[-1] : buf);
+}
+
+/*
  * Grow the buffer *buf of *cap bytes, allocated in cxt (aligned to the page
  * when aligned is true), so that it holds at least need bytes, keeping its
  * first keep bytes; return whether it grew.

@@ -48,6 +48,7 @@ typedef struct CompSpillExtents
 
 extern char *CompSpillAllocAligned(Size size);
 extern void CompSpillFreeAligned(char *ptr);
+extern Size CompSpillBufferSpace(char *buf, bool aligned);
 extern bool CompSpillGrowBuffer(MemoryContext cxt, char **buf, Size *cap,
 								Size need, Size keep, bool aligned);
 extern CompSpillFile *CompSpillFileCreate(bool dio, Size write_size,

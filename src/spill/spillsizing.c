@@ -188,50 +188,21 @@ compspill_average_frame(CompSpillSpiller *sp, Size *raw, Size *stored)
 }
 
 /*
- * Estimate one reader's memory for frames stored in stored_size bytes,
- * fixed_size of which are fixed-width values: a read buffer holding one
- * frame and the pages it straddles, the fixed-width arrays rebuilt from
- * their byte planes, one decoded row and the contexts' own overhead.  Not
- * the decompression buffer, which is a run's (CompSpillRunDecompressMemory).
- */
-static Size
-compspill_reader_memory(CompSpillSpiller *sp, Size stored_size,
-						Size fixed_size)
-{
-	Size		rbuf;
-
-	if (CompSpillFileAligned(sp->file))
-		rbuf = COMPSPILL_ALIGN_UP(Max(stored_size, COMPSPILL_MIN_READ_BUFFER)) +
-			COMPSPILL_ALIGN;
-	else
-		rbuf = MAXALIGN(Max(sp->max_stored, stored_size) +
-						COMPSPILL_FRAME_HEADER_SIZE);
-	return rbuf + fixed_size + 2048;
-}
-
-/*
- * Estimate what one reader of the spill's runs will hold, from the frames
- * written so far: their average raw and stored sizes and rows (the read
- * buffer holds the largest frame already).  A reader of runs of row
- * frames (rows) needs no arrays for the columns, only a buffer for the
- * largest row.  The decompression buffer is not counted: a merge counts it
- * for the runs that have frames stored compressed only.
+ * Estimate what one reader of the spill's runs will hold, its buffers
+ * apart (a merge counts them per run, CompSpillRunBufferMemory), from the
+ * frames written so far: the fixed-width arrays rebuilt from their byte
+ * planes for a frame of the average rows, one decoded row and the
+ * contexts' own overhead.  A reader of runs of row frames (rows) needs no
+ * arrays for the columns, only a buffer for the largest row.
  */
 Size
 CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 {
 	int64		nframes = Max(sp->frames_written, 1);
-	Size		raw_size;
-	Size		stored_size;
 	Size		fixed_size = 0;
 
-	compspill_average_frame(sp, &raw_size, &stored_size);
-
 	if (rows)
-	{
-		return compspill_reader_memory(sp, stored_size,
-									   MAXALIGN(sp->max_row) + 256);
-	}
+		return MAXALIGN(sp->max_row) + 256 + 2048;
 
 	/* fixed-width columns are rebuilt from byte planes into their own array */
 	for (int a = 0; a < sp->tupdesc->natts; a++)
@@ -243,18 +214,20 @@ CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows)
 	}
 	fixed_size *= sp->rows_formed / nframes + 1;
 
-	return compspill_reader_memory(sp, stored_size, fixed_size);
+	return fixed_size + 2048;
 }
 
 /*
  * Estimate what one reader will hold once frames are cut at block bytes
- * instead of the spill's present block size: CompSpillReaderEstimate with
- * the frames written so far scaled to that size, plus the rows' values a
- * reader of column frames rebuilds for the frame it decodes, about a
- * frame's worth of the rows as they came in (the arena of blockcodec.c's
- * decoded block), and a decompression buffer for a frame when some frame
- * was stored compressed.  For choosing the block size of a spill's later
- * runs from its first run's frames.
+ * instead of the spill's present block size, buffers included: what
+ * CompSpillReaderEstimate says and its buffers for the frames written so
+ * far (a window holding the largest frame and the pages it straddles, a
+ * decompression buffer for the average block when some frame was stored
+ * compressed), scaled to that size, plus the rows' values a reader of
+ * column frames rebuilds for the frame it decodes, about a frame's worth
+ * of the rows as they came in (the arena of blockcodec.c's decoded block).
+ * For choosing the block size of a spill's later runs from its first
+ * run's frames.
  */
 Size
 CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows, Size block)
@@ -262,17 +235,20 @@ CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows, Size block)
 	double		scale = (double) block / Max(sp->block_size, 1);
 	Size		now = CompSpillReaderEstimate(sp, rows);
 	Size		rebuilt = 0;
+	Size		raw_size;
+	Size		stored_size;
 
+	compspill_average_frame(sp, &raw_size, &stored_size);
+	if (CompSpillFileAligned(sp->file))
+		now += COMPSPILL_ALIGN_UP(Max(stored_size, COMPSPILL_MIN_READ_BUFFER)) +
+			COMPSPILL_ALIGN;
+	else
+		now += MAXALIGN(Max(sp->max_stored, stored_size) +
+						COMPSPILL_FRAME_HEADER_SIZE);
+	if (sp->max_compressed_raw > 0)
+		now += raw_size;
 	if (!rows && sp->frames_written > 0)
 		rebuilt = (Size) (sp->stats->bytes_in / sp->frames_written);
-	if (sp->max_compressed_raw > 0)
-	{
-		Size		raw_size;
-		Size		stored_size;
-
-		compspill_average_frame(sp, &raw_size, &stored_size);
-		now += raw_size;
-	}
 
 	/* everything but the reader's fixed 2kB grows with its frames */
 	return 2048 + (Size) ((double) (now - 2048 + rebuilt) * Max(scale, 1.0));

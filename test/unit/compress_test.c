@@ -10,7 +10,8 @@
 each once however often it runs; that a compressor never asked for zstd
 makes no zstd context (libzstd's context makers and freers are wrapped at
 link time, -Wl,--wrap, to count them);
- * that a block which does not fit or does not shrink gives 0; and that
+ * that a block which does not fit or does not shrink gives 0; that lz4,
+ * and only lz4, decompresses a block in place within its margin; and that
  * auto is refused as a codec to compress with or to decompress.  The few
  * backend functions compress.c calls are stubbed below; an ereport or elog
  * of level ERROR longjmps back to the test.
@@ -221,6 +222,46 @@ main(void)
 		check(CompSpillDecompress(comp, codec, false, dst, clen, back, len, &detail),
 			  "round trip decompresses");
 		check(memcmp(src, back, len) == 0, "round trip is exact");
+	}
+
+	/*
+	 * lz4 decompresses in place: the compressed block at the end of a
+	 * buffer of the block and its margin, the block written from its start,
+	 * for text-like and nearly incompressible blocks of several sizes; zstd
+	 * does not offer it
+	 */
+	check(CompSpillInPlaceMargin(COMPSPILL_CODEC_ZSTD, len) == 0 &&
+		  CompSpillInPlaceMargin(COMPSPILL_CODEC_NONE, len) == 0,
+		  "only lz4 decompresses in place");
+	for (int i = 0; i < 8; i++)
+	{
+		Size		raw = (i % 4 + 1) * len / 4 - i;
+		Size		margin = CompSpillInPlaceMargin(COMPSPILL_CODEC_LZ4, raw);
+		Size		clen;
+		char	   *buf = malloc(raw + margin);
+
+		check(margin > 0 && margin <= raw / 128 + 64,
+			  "lz4's in-place margin is small");
+		if (i < 4)
+			fill_text(src, raw, i + 11);
+		else
+		{
+			/* random bytes with a few compressible runs: barely shrinks */
+			fill_random(src, raw, i + 11);
+			memset(src + raw / 2, 'x', raw / 16);
+		}
+		clen = CompSpillCompress(comp, COMPSPILL_CODEC_LZ4, src, raw, dst,
+								 CompSpillCompressBound(comp, COMPSPILL_CODEC_LZ4, raw),
+								 NULL);
+		check(clen > 0 && clen < raw, "the block compresses");
+		memset(buf, 0, raw + margin);
+		memcpy(buf + raw + margin - clen, dst, clen);
+		check(CompSpillDecompress(comp, COMPSPILL_CODEC_LZ4, false,
+								  buf + raw + margin - clen, clen, buf, raw,
+								  &detail),
+			  "lz4 decompresses in place");
+		check(memcmp(src, buf, raw) == 0, "in place is exact");
+		free(buf);
 	}
 
 	/* incompressible data and a too small output give 0 */

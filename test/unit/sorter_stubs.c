@@ -457,9 +457,10 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
 	return (int64) 1 << 40;
 }
 
-/* No frame is stored compressed */
+/* No frame is stored, so a reader needs no buffers */
 int64
-CompSpillRunDecompressMemory(const CompSpillRun *run pg_attribute_unused())
+CompSpillRunBufferMemory(CompSpillSpiller *sp pg_attribute_unused(),
+						 const CompSpillRun *run pg_attribute_unused())
 {
 	return 0;
 }
