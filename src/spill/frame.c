@@ -236,11 +236,10 @@ compspill_load_frame(CompSpillRunReader *r)
 		if (r->in_place)
 		{
 			Size		end = (Size) (payload - r->dbuf) + payload_len;
+			Size		margin = CompSpillInPlaceMargin((CompSpillCodec) hdr.codec,
+														hdr.raw_len);
 
-			if (end < hdr.raw_len + CompSpillInPlaceMargin((CompSpillCodec) hdr.codec,
-														   hdr.raw_len) ||
-				CompSpillInPlaceMargin((CompSpillCodec) hdr.codec,
-									   hdr.raw_len) == 0)
+			if (margin == 0 || end < hdr.raw_len + margin)
 				elog(ERROR, "compspill frame at offset %lld of a run read in place has a block of %u bytes its buffer cannot decompress in place",
 					 (long long) pos, hdr.raw_len);
 			r->plain_end = pos + (off_t) (COMPSPILL_FRAME_HEADER_SIZE +

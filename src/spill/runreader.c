@@ -159,19 +159,16 @@ CompSpillReaderOpen(CompSpillRunReader *r, CompSpillRun *run, bool consume)
 
 	if (in_place)
 	{
+		/* the window becomes dbuf's tail; a window of its own was palloc'd */
 		dbuf = compspill_in_place_size(r->sp, run->max_compressed_raw,
 									   run->max_stored);
-		/* buffered: the window was palloc'd */
 		if (!r->in_place && r->rbuf != NULL)
 			pfree(r->rbuf);
-	}
-	else if (r->in_place)
-		r->rbuf = NULL;			/* it pointed into dbuf */
-	if (in_place)
-	{
 		r->rbuf = NULL;
 		r->rbuf_cap = 0;
 	}
+	else if (r->in_place)
+		r->rbuf = NULL;			/* it pointed into dbuf; one of its own below */
 
 	if (dbuf != r->dbuf_cap)
 	{
@@ -489,14 +486,15 @@ CompSpillReaderFree(CompSpillRunReader *r)
 }
 
 /*
- * Grow the read buffer so that it holds at least need bytes, a multiple of
- * the page, keeping its first keep bytes, and count only its whole pages as
- * the window's capacity.  Under buffered I/O the buffer is not aligned and
- * its size is not rounded to the page (CompSpillGrowBuffer), but every read
- * into the window must be whole pages: CompSpillFileRead takes nothing
- * else, and only a window of whole pages can carry its last pages over to
- * the next refill.  What the buffer holds beyond its last whole page is
- * allocated, and counted as the reader's memory, all the same.
+ * Grow the read buffer so that it holds at least need bytes, keeping its
+ * first keep bytes.  Under direct I/O need is a multiple of the page and
+ * only the buffer's whole pages count as the window's capacity: every read
+ * into it is of whole pages (CompSpillFileRead takes nothing else), and
+ * only a window of whole pages can carry its last pages over to the next
+ * refill; what the buffer holds beyond its last whole page is allocated,
+ * and counted as the reader's memory, all the same.  Buffered, the buffer
+ * is neither aligned nor rounded to the page (CompSpillGrowBuffer), and
+ * reads start and end where the bytes asked for do.
  */
 static void
 compspill_grow_window(CompSpillRunReader *r, Size need, Size keep)
