@@ -89,6 +89,29 @@ SELECT (n->>'Merge Passes')::int >= 2 AS several_passes,
        (n->>'Frames Column')::int > 0 AS column_frames
 FROM cs_node('SELECT * FROM mp ORDER BY k, id') n;
 RESET compspill.frame_kind;
+-- runs read two ways in one merge: with lz4, a run of row frames of
+-- random bytes is stored raw (lz4 does not shrink them) and read through
+-- a window of its own, a run with some lz4 frames is read in place, into
+-- the tail of its decompression buffer; stretches of 100 rows of each
+-- kind make runs of both, which the merges read together, and a reader
+-- may move from one way to the other as it takes its next run (once here
+-- on 15, counted with a temporary log line)
+CREATE TABLE mp_raw AS
+SELECT i AS id, (i::int8 * 2654435761 % 1000003)::int AS k,
+       CASE WHEN (i / 100) % 2 = 0
+            THEN (SELECT decode(string_agg(md5(i || '/' || j), ''), 'hex')
+                  FROM generate_series(1, 90) j)
+            ELSE convert_to(repeat('spill ', 200) || i, 'UTF8') END AS b
+FROM generate_series(1, 800) i;
+SET compspill.codec = lz4;
+SET compspill.frame_kind = row;
+SELECT compare_sorted('SELECT * FROM mp_raw ORDER BY k, id', 'spill');
+SELECT (n->>'Merge Passes')::int >= 2 AS several_passes,
+       (n->>'Frames Stored Raw')::int > 0 AS raw_frames,
+       (n->>'Frames LZ4')::int > 0 AS lz4_frames
+FROM cs_node('SELECT * FROM mp_raw ORDER BY k, id') n;
+RESET compspill.frame_kind;
+DROP TABLE mp_raw;
 RESET compspill.codec;
 DROP FUNCTION mp_kinds(text);
 

@@ -1060,10 +1060,10 @@ compspill_start_spill(CompSpillSorter *s)
  * rows freed.  A merge input's memory grows with its frames: a first run
  * of column frames is read as a merge input would read it, through its
  * first frames (CompSpillMergeProbeRun), and the part of what the reader
- * held that grows with the frames is scaled to the block size, and the
- * run's buffers are reckoned for frames of that size; a first run of row
- * frames, whose later runs may be of column frames, is estimated as column
- * frames
+ * held that grows with the frames is scaled to the block size, with the
+ * run's buffers (their headers and margins too, a little room that a
+ * sort at the edge of one pass needs); a first run of row frames, whose
+ * later runs may be of column frames, is estimated as column frames
  * (CompSpillReaderEstimateAt).  Larger blocks encode and compress better
  * and cost less a row; the first run's size, chosen before any frame
  * existed, assumed frames that do not shrink.  Return the size, or 0 to
@@ -1076,6 +1076,7 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 	int64		fixed;
 	int64		held = 0;
 	int64		grows = 0;
+	int64		bufs = 0;
 	Size		largest;
 	Size		b;
 
@@ -1102,7 +1103,10 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 	 * without a margin.
 	 */
 	if (!s->runs[0].rows)
+	{
 		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows);
+		bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0]);
+	}
 
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
 	for (b = largest; b > s->block_size; b -= 1024)
@@ -1144,8 +1148,7 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 		if (held > 0)
 		{
 			need = held + (int64) ((double) grows * (scale - 1.0));
-			need += need / 8 +
-				CompSpillRunBufferMemory(s->spill, &s->runs[0], scale);
+			need += need / 8 + (int64) ((double) bufs * scale);
 		}
 		else
 		{

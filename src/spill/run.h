@@ -149,7 +149,7 @@ extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
 extern int64 CompSpillReaderBufferHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderFrameHeld(CompSpillRunReader *r);
 extern int64 CompSpillRunBufferMemory(CompSpillSpiller *sp,
-									  const CompSpillRun *run, double scale);
+									  const CompSpillRun *run);
 extern int64 CompSpillReaderBufferBound(CompSpillSpiller *sp);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 

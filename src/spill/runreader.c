@@ -403,24 +403,17 @@ compspill_window_memory(CompSpillSpiller *sp)
 /*
  * Return the memory a reader's buffers take for run: the one buffer a run
  * decompressed in place needs, or a window and a decompression buffer for
- * the largest block stored compressed (none when there is none).  With a
- * scale other than 1, for a run like it whose blocks and frames are scale
- * times as large: the sizes are scaled, not the constants beside them
- * (headers, lz4's 32 bytes, the allocations' overhead), for choosing the
- * block size of later runs from the first.
+ * the largest block stored compressed (none when there is none).
  */
 int64
-CompSpillRunBufferMemory(CompSpillSpiller *sp, const CompSpillRun *run,
-						 double scale)
+CompSpillRunBufferMemory(CompSpillSpiller *sp, const CompSpillRun *run)
 {
-	Size		raw = (Size) ((double) run->max_compressed_raw * scale);
-	Size		stored = (Size) ((double) run->max_stored * scale);
-
 	if (compspill_run_in_place(sp, run))
-		return compspill_buffer_memory(compspill_in_place_size(sp, raw,
-															   stored));
-	return (int64) ((double) compspill_window_memory(sp) * scale) +
-		compspill_buffer_memory(raw);
+		return compspill_buffer_memory(compspill_in_place_size(sp,
+															   run->max_compressed_raw,
+															   run->max_stored));
+	return compspill_window_memory(sp) +
+		compspill_buffer_memory(run->max_compressed_raw);
 }
 
 /*

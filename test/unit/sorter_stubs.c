@@ -460,8 +460,7 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
 /* No frame is stored, so a reader needs no buffers */
 int64
 CompSpillRunBufferMemory(CompSpillSpiller *sp pg_attribute_unused(),
-						 const CompSpillRun *run pg_attribute_unused(),
-						 double scale pg_attribute_unused())
+						 const CompSpillRun *run pg_attribute_unused())
 {
 	return 0;
 }
