@@ -70,6 +70,51 @@ SELECT (n->>'Spill Runs')::int >= 60 AS many_runs,
 FROM cs_node('SELECT * FROM op ORDER BY t, id') n;
 SELECT cs_check('SELECT * FROM op ORDER BY t, id', 'spill') AS results;
 
+-- What the sort's memory contexts hold, and with it how many rows its runs
+-- take, the later runs' block size and the peak, does not depend on what
+-- the backend ran before: the same sort, run again after other sorts
+-- (compspill's of other rows, native's) and a PL/pgSQL loop that plans and
+-- frees statements, makes the same runs of the same blocks, writes the
+-- same bytes and peaks at the same memory each time.  compspill's
+-- contexts used to match aset.c's free lists, which hand back a context
+-- freed earlier, made with other sizes, with its chunk limit: on the
+-- assert-enabled 18, after the loop, the sort made 81 runs for 80, wrote
+-- 24,948kB for 25,016kB and peaked at 1,050kB, over work_mem's 2%
+-- (before the run readers' contexts were made afresh, three different
+-- sizes in four runs).
+SET synchronize_seqscans = off;	-- each scan reads the rows in one order
+CREATE TEMP TABLE op_again (b int, written int, runs int, peak int);
+CREATE FUNCTION op_again() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO op_again SELECT (n->>'Block Size')::int,
+        (n->>'Run Formation Written')::int, (n->>'Spill Runs')::int,
+        (n->>'Peak Memory Used')::int
+    FROM cs_node('SELECT * FROM op ORDER BY t, id') n;
+END $$;
+SELECT op_again();
+SELECT count(*) FROM (SELECT * FROM op ORDER BY k, d OFFSET 0) s;
+SELECT op_again();
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR i IN 1..20 LOOP
+        EXECUTE format('SELECT count(*) FROM (SELECT t FROM op WHERE id %% 20 = %s ORDER BY price) s', i) INTO r;
+    END LOOP;
+END $$;
+SELECT op_again();
+SET compspill.enabled = off;
+SELECT count(*) FROM (SELECT * FROM op ORDER BY price, t OFFSET 0) s;
+RESET compspill.enabled;
+SELECT op_again();
+SELECT count(*) AS sorts, count(DISTINCT (b, written, runs, peak)) AS sizes,
+       min(b) > 4 AS later_blocks_larger,
+       max(peak) <= 1024 * 1.02 AS within_2pct_of_work_mem
+FROM op_again;
+DROP FUNCTION op_again();
+DROP TABLE op_again;
+RESET synchronize_seqscans;
+
 -- A run begins where the one before it ended, in that run's last extent
 -- (16kB here) when it has room: the file of a one-pass spill is its runs'
 -- bytes and at most a page of padding each.  With every run starting an

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * buffer.h
- *	  The page every I/O buffer, offset and length is aligned to, and the
- *	  one growth policy of compspill's buffers.
+ *	  The page every I/O buffer, offset and length is aligned to, the one
+ *	  growth policy of compspill's buffers, and its memory contexts' sizes.
  *
  * Words used throughout the code: a frame is the unit on disk (header,
  * CRC, payload), a block the codec's group of rows in column streams that
@@ -39,5 +39,26 @@ CompSpillGrowSize(Size cap, Size need)
 		return need;
 	return need + Min(need / 4, (Size) 1024 * 1024);
 }
+
+/*
+ * The sizes of compspill's memory contexts: PostgreSQL's small and default
+ * sizes, but with a minimum size equal to the first block, never 0.  aset.c
+ * keeps freed contexts whose minimum is 0 and whose first block is 1kB or
+ * 8kB on two free lists, and hands one back to the next context created
+ * with that minimum and first block, with the chunk limit it was made with:
+ * a context made with 8MB blocks (ALLOCSET_START_SMALL_SIZES, plans and
+ * PL/pgSQL functions) rounds pieces of up to 8kB to powers of two, where one
+ * made with 8kB blocks gives every piece over 1kB a block of its own size.
+ * What a spill's contexts hold decides how many rows its runs take and how
+ * large their blocks are: with the free lists it would depend on what the
+ * backend ran before.  A context with a minimum of its first block is
+ * always made afresh, with the same first block.  A run reader's blocks
+ * are no larger than its first: everything but the smallest pieces is a
+ * block of its own size.
+ */
+#define COMPSPILL_SMALL_CONTEXT_SIZES	1024, 1024, 8 * 1024
+#define COMPSPILL_DEFAULT_CONTEXT_SIZES \
+	8 * 1024, 8 * 1024, ALLOCSET_DEFAULT_MAXSIZE
+#define COMPSPILL_READER_CONTEXT_SIZES	1024, 1024, 1024
 
 #endif							/* COMPSPILL_BUFFER_H */

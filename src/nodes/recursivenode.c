@@ -54,6 +54,7 @@
 
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "base/buffer.h"
 #include "base/spillstats.h"
 #include "nodes/customscan.h"
 #include "nodes/explain.h"
@@ -288,10 +289,10 @@ compspill_ru_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 		state->temp_cxt = AllocSetContextCreate(CurrentMemoryContext,
 												"CompSpill recursive union",
-												ALLOCSET_DEFAULT_SIZES);
+												COMPSPILL_DEFAULT_CONTEXT_SIZES);
 		state->table_cxt = AllocSetContextCreate(CurrentMemoryContext,
 												 "CompSpill recursive union hash table",
-												 ALLOCSET_DEFAULT_SIZES);
+												 COMPSPILL_DEFAULT_CONTEXT_SIZES);
 	}
 
 	/* the scan of the recursive term finds the union here */

@@ -663,7 +663,7 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	int			k;
 
 	maincxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill sort",
-									ALLOCSET_SMALL_SIZES);
+									COMPSPILL_SMALL_CONTEXT_SIZES);
 	oldcxt = MemoryContextSwitchTo(maincxt);
 
 	s = palloc0(sizeof(CompSpillSorter));

@@ -47,6 +47,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "base/buffer.h"
 #include "base/spillstats.h"
 #include "shared/activity.h"
 #include "shared/stats.h"
@@ -172,7 +173,7 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 	CompSpillStore *st;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill store",
-								ALLOCSET_SMALL_SIZES);
+								COMPSPILL_SMALL_CONTEXT_SIZES);
 	st = MemoryContextAllocZero(cxt, sizeof(CompSpillStore));
 	st->cxt = cxt;
 	st->tupdesc = tupdesc;
@@ -329,7 +330,7 @@ static void
 compspill_rowlist_init(CompSpillRowList *list, MemoryContext cxt)
 {
 	list->cxt = AllocSetContextCreate(cxt, "CompSpill store tail",
-									  ALLOCSET_DEFAULT_SIZES);
+									  COMPSPILL_DEFAULT_CONTEXT_SIZES);
 	list->cap = 256;
 	list->rows = MemoryContextAlloc(cxt, sizeof(MinimalTuple) * list->cap);
 	list->n = 0;
@@ -671,7 +672,7 @@ compspill_store_load(CompSpillStore *st, int64 row)
 		oldcxt = MemoryContextSwitchTo(st->cxt);
 		st->reader = CompSpillReaderCreate(st->sp);
 		st->blkcxt = AllocSetContextCreate(st->cxt, "CompSpill store block",
-										   ALLOCSET_DEFAULT_SIZES);
+										   COMPSPILL_DEFAULT_CONTEXT_SIZES);
 		MemoryContextSwitchTo(oldcxt);
 	}
 	CompSpillReaderSeekRow(st->reader, run,

@@ -119,18 +119,9 @@ CompSpillReaderCreate(CompSpillSpiller *sp)
 	MemoryContext oldcxt;
 	CompSpillRunReader *r;
 
-	/*
-	 * A small context whose blocks are no larger than its first: everything
-	 * but the smallest pieces is then a block of its own, of its own size
-	 * (no rounding up to a power of two), and the first holds the rest.  Its
-	 * minimum size is 1kB, not 0: with 0 and 1kB blocks it matches aset.c's
-	 * free list of small contexts, which hands back a context made earlier
-	 * with larger blocks and keeps that context's larger chunk limit, so
-	 * that what a reader holds (what a merge measures to size its fan-in)
-	 * depended on which contexts the backend had freed before.
-	 */
+	/* see COMPSPILL_READER_CONTEXT_SIZES: the same every time */
 	cxt = AllocSetContextCreate(sp->cxt, "CompSpill run reader",
-								1024, 1024, 1024);
+								COMPSPILL_READER_CONTEXT_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
 	r = palloc0(sizeof(CompSpillRunReader));

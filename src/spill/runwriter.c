@@ -82,7 +82,7 @@ CompSpillRunSetBlockSize(CompSpillSpiller *sp, Size block_size)
 	sp->stats->block_size = block_size;
 	compspill_free_writer(sp);
 	sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
-										 ALLOCSET_SMALL_SIZES);
+										 COMPSPILL_SMALL_CONTEXT_SIZES);
 	if (sp->run->rows)
 	{
 		CompSpillRowWriterInit(&sp->rows, sp->writecxt, sp->block_size);
@@ -109,7 +109,7 @@ compspill_run_begin(CompSpillSpiller *sp, CompSpillRun *run, bool rows)
 		MemoryContext oldcxt;
 
 		sp->writecxt = AllocSetContextCreate(sp->cxt, "CompSpill writer",
-											 ALLOCSET_SMALL_SIZES);
+											 COMPSPILL_SMALL_CONTEXT_SIZES);
 		oldcxt = MemoryContextSwitchTo(sp->writecxt);
 		if (!rows)
 			sp->enc = CompSpillEncoderCreate(sp->tupdesc, sp->block_size);

@@ -35,6 +35,7 @@
 
 #include "utils/memutils.h"
 
+#include "base/buffer.h"
 #include "codec/autocodec.h"
 #include "codec/cipher.h"
 #include "codec/compress.h"
@@ -60,7 +61,7 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 	CompSpillSpiller *sp;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "CompSpill spill",
-								ALLOCSET_SMALL_SIZES);
+								COMPSPILL_SMALL_CONTEXT_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
 	/*
