@@ -75,7 +75,7 @@ SELECT n->'Sort Key' AS sort_key,
        (n->>'Frames LZ4')::int = (n->>'Frames None')::int + (n->>'Frames LZ4')::int
            + (n->>'Frames Zstd')::int AS all_frames_lz4,
        (n->>'Temp File Peak')::numeric <= 1.1 * (n->>'Run Formation Written')::numeric
-           AS one_copy_on_disk
+           + 4 * (n->>'Spill Runs')::int AS one_copy_on_disk
 FROM ex_json;
 -- Spill CPU: every figure there, none negative; lz4 took time to compress
 -- and decompress, and encoding and decoding took some

@@ -194,6 +194,12 @@ struct CompSpillSorter
 	int64		writer_reserve; /* reserved for a writer not yet created */
 	Size		block_size;		/* what the writer will use */
 	Size		later_block_size;	/* after the first run, if larger */
+	Size		first_block_size;	/* the first run's, once spilled */
+	int64		later_per_row;	/* a row's bytes in the later runs, as the
+								 * first run's tuples measured them */
+	int64		probe_held;		/* a reader of the first run: what it held */
+	int64		probe_grows;	/* the part that grows with the frames */
+	int64		probe_bufs;		/* its buffers */
 	bool		small_writer;	/* a spill was not expected */
 	Size		write_size;
 
@@ -1066,23 +1072,32 @@ compspill_start_spill(CompSpillSorter *s)
  * later runs may be of column frames, is estimated as column frames
  * (CompSpillReaderEstimateAt).  Larger blocks encode and compress better
  * and cost less a row; the first run's size, chosen before any frame
- * existed, assumed frames that do not shrink.  Return the size, or 0 to
- * keep the present one.
+ * existed, assumed frames that do not shrink.
+ *
+ * Called again once the first of the later runs is written (nruns = 2,
+ * measured its rows): the later runs' length is then measured, not
+ * reckoned from the first run's rows, and only the estimate of the input's
+ * rows is left to hedge, so the room kept for runs beyond those reckoned
+ * is a 32nd and one, not a 16th and two; the blocks of the runs after it
+ * grow if that allows.  rows and nruns are what the runs so far hold,
+ * run_len one run's bytes.  Return the size, or 0 to keep the present one.
  */
 static Size
-compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
-						   int64 per_row)
+compspill_later_block_size(CompSpillSorter *s, int64 rows, int nruns,
+						   int64 run_len, int64 measured)
 {
+	int64		per_row = s->later_per_row;
+	double		fit = 1.0;
 	int64		fixed;
-	int64		held = 0;
-	int64		grows = 0;
-	int64		bufs = 0;
+	int64		held;
+	int64		grows;
+	int64		bufs;
 	Size		largest;
 	Size		b;
 
-	if (s->datum_mode || s->est_rows <= 0 || run_rows <= 0)
+	if (s->datum_mode || s->est_rows <= 0 || rows <= 0)
 		return 0;
-	if (s->est_rows <= run_rows)
+	if (s->est_rows <= rows)
 		return 0;				/* the estimate was low: no telling */
 
 	/*
@@ -1100,18 +1115,39 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 	 * cursors take does not.  Its buffers apart (the window and the
 	 * decompression buffer, or the one buffer of a run decompressed in
 	 * place), which grow with the frames too: the merge counts them per run,
-	 * without a margin.
+	 * without a margin.  Read once, after the first run.
 	 */
-	if (!s->runs[0].rows)
+	if (measured == 0 && !s->runs[0].rows)
 	{
-		held = CompSpillMergeProbeRun(s->spill, &s->runs[0], &grows);
-		bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0]);
+		s->probe_held = CompSpillMergeProbeRun(s->spill, &s->runs[0],
+											   &s->probe_grows);
+		s->probe_bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0]);
+	}
+	held = s->probe_held;
+	grows = s->probe_grows;
+	bufs = s->probe_bufs;
+
+	/* the later run written, against the rows reckoned for its blocks */
+	if (measured > 0)
+	{
+		int64		reckoned = (s->allowed_mem - fixed -
+								compspill_writer_memory(s, s->block_size)) /
+			Max(per_row, 1);
+
+		if (reckoned <= 0)
+			return 0;
+		fit = (double) measured / reckoned;
 	}
 
+	/*
+	 * From the largest down, by a quarter of a kB: at the 10-30kB blocks of
+	 * a sort of a few hundred runs a whole kB is a tenth to a thirtieth of
+	 * what an input holds.
+	 */
 	CompSpillChooseSizes(&s->settings, s->allowed_mem, &largest, NULL, NULL);
-	for (b = largest; b > s->block_size; b -= 1024)
+	for (b = largest; b > s->block_size; b -= 256)
 	{
-		double		scale = (double) b / s->block_size;
+		double		scale = (double) b / s->first_block_size;
 		int64		later_rows;
 		double		expected_runs;
 		int64		other;
@@ -1120,19 +1156,24 @@ compspill_later_block_size(CompSpillSorter *s, int64 run_rows, int64 run_len,
 		/* a writer of more than an eighth of work_mem shortens runs */
 		if ((int64) compspill_writer_memory(s, b) > s->allowed_mem / 8)
 			continue;
-		later_rows = (s->allowed_mem - fixed -
-					  compspill_writer_memory(s, b)) / Max(per_row, 1);
+		later_rows = (int64) (fit * (double) ((s->allowed_mem - fixed -
+											   compspill_writer_memory(s, b)) /
+											  Max(per_row, 1)));
 		if (later_rows <= 0)
 			continue;
-		expected_runs = 1.0 + ceil((s->est_rows - run_rows) / later_rows);
+		expected_runs = nruns + ceil((double) (s->est_rows - rows) / later_rows);
 
 		/*
-		 * The later runs come out a little shorter than this reckons at
-		 * times (77 where it said 75, on 600,000 rows at 1MB): room for a
-		 * sixteenth more and two, so that a size chosen at the edge still
-		 * merges in one pass.
+		 * The later runs come out a little shorter than the first run's rows
+		 * reckon at times (77 where it said 75, on 600,000 rows at 1MB):
+		 * room for a sixteenth more and two, so that a size chosen at the
+		 * edge still merges in one pass.  Measured, they leave the plan's
+		 * estimate of the rows to hedge.
 		 */
-		expected_runs += ceil(expected_runs / 16) + 2;
+		if (measured > 0)
+			expected_runs += ceil(expected_runs / 32) + 1;
+		else
+			expected_runs += ceil(expected_runs / 16) + 2;
 
 		/*
 		 * What the final merge holds besides its inputs, as
@@ -1446,12 +1487,20 @@ compspill_dump_run(CompSpillSorter *s)
 	s->writer_reserve = CompSpillMallocGrowth(s->spill, true);
 	if (s->nruns == 1)
 	{
-		Size		later = compspill_later_block_size(s, run_rows,
-													   s->runs[0].len,
-													   first_tuples / Max(first_rows, 1) +
-													   (int64) sizeof(CompSpillSortTuple));
-
-		s->later_block_size = Max(s->later_block_size, later);
+		s->first_block_size = s->block_size;
+		s->later_per_row = first_tuples / Max(first_rows, 1) +
+			(int64) sizeof(CompSpillSortTuple);
+		s->later_block_size = Max(s->later_block_size,
+								  compspill_later_block_size(s, run_rows, 1,
+															 s->runs[0].len,
+															 0));
+	}
+	else if (s->nruns == 2)
+	{
+		/* the first later run: its rows measured (see the function) */
+		s->later_block_size =
+			compspill_later_block_size(s, s->stats.rows_spilled, 2,
+									   s->runs[1].len, run_rows);
 	}
 	if (s->later_block_size > 0)
 	{

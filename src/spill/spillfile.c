@@ -23,8 +23,9 @@
  * the buffer is full, its largest page-aligned prefix goes out, extent by
  * extent, and the short tail moves to the front of the buffer, so every
  * write has an aligned offset, address and length.  Ending a stream writes
- * the tail zero-padded to the page; the padding is never read as data
- * because runs know their length.
+ * its tail, zero-padded to the page under direct I/O (the padding is never
+ * read as data because runs know their length); buffered, only the bytes
+ * committed go out, and the next stream still begins on the next page.
  *
  * Space is reused as logtape.c reuses it: a reader that consumes a stream
  * (an intermediate merge reading its inputs) gives back each extent it has
@@ -714,7 +715,8 @@ compspill_file_io(CompSpillFile *file, bool write, char *buf, Size amount,
 
 /*
  * Write len bytes at the file offset offset, in chunks FileWrite can take;
- * all three are aligned so that O_DIRECT accepts them.  The first seen
+ * all three are aligned so that O_DIRECT accepts them (the length of a
+ * buffered stream's tail need not be).  The first seen
  * bytes were written and counted before (see compspill_file_io).
  */
 static void
@@ -724,7 +726,7 @@ compspill_write(CompSpillFile *file, char *data, Size len, off_t offset,
 	Size		done = 0;
 
 	Assert(!file->aligned || ((uintptr_t) data % COMPSPILL_ALIGN) == 0);
-	Assert((len % COMPSPILL_ALIGN) == 0);
+	Assert(!file->aligned || (len % COMPSPILL_ALIGN) == 0);
 	Assert((offset % COMPSPILL_ALIGN) == 0);
 
 	while (done < len)
@@ -1116,8 +1118,27 @@ CompSpillFileCommit(CompSpillFile *file, Size len)
 }
 
 /*
- * Write out what is buffered of the current stream, zero-padded to the
- * page, and finish the stream; return its length in bytes.
+ * The length to write of the partial page that ends what is buffered: the
+ * bytes committed, zero-padded to the page where the I/O must be aligned.
+ * Buffered, the padding would only add to the bytes written: the last page
+ * of a stream is read back only as far as the stream goes.
+ */
+static Size
+compspill_pad_tail(CompSpillFile *file)
+{
+	Size		padded = COMPSPILL_ALIGN_UP(file->buffered);
+
+	if (!file->aligned)
+		return file->buffered;
+	Assert(padded <= file->bufsize);
+	if (padded > file->buffered)
+		memset(file->buf + file->buffered, 0, padded - file->buffered);
+	return padded;
+}
+
+/*
+ * Write out what is buffered of the current stream (see
+ * compspill_pad_tail) and finish the stream; return its length in bytes.
  */
 off_t
 CompSpillFileEndStream(CompSpillFile *file)
@@ -1127,14 +1148,8 @@ CompSpillFileEndStream(CompSpillFile *file)
 	Assert(file->cur != NULL);
 
 	if (file->buffered > 0)
-	{
-		Size		padded = COMPSPILL_ALIGN_UP(file->buffered);
-
-		Assert(padded <= file->bufsize);
-		if (padded > file->buffered)
-			memset(file->buf + file->buffered, 0, padded - file->buffered);
-		compspill_write_stream(file, file->buf, padded, file->buf_offset);
-	}
+		compspill_write_stream(file, file->buf, compspill_pad_tail(file),
+							   file->buf_offset);
 
 	/* the next stream begins after this one's last page, if there is room */
 	if (file->cur->n > 0)
@@ -1174,8 +1189,9 @@ CompSpillFileStreamLength(CompSpillFile *file)
 
 /*
  * Write out everything committed to the current stream so far, the partial
- * last page zero-padded, so that a reader can read every committed byte
- * while the stream goes on growing (a store read back as it is written).
+ * last page as compspill_pad_tail says, so that a reader can read every
+ * committed byte while the stream goes on growing (a store read back as it
+ * is written).
  * The partial page stays buffered and is written again, completed, later;
  * the committed bytes in it do not change, and only what the later write
  * adds past this one counts as written (bytes_written, temp blocks).
@@ -1185,18 +1201,15 @@ off_t
 CompSpillFileFlush(CompSpillFile *file)
 {
 	Size		flushable = COMPSPILL_ALIGN_DOWN(file->buffered);
-	Size		padded = COMPSPILL_ALIGN_UP(file->buffered);
 	off_t		len = file->buf_offset + (off_t) file->buffered;
 
 	Assert(file->cur != NULL);
-	Assert(padded <= file->bufsize);
 
 	if (file->buffered == 0)
 		return len;
 
-	if (padded > file->buffered)
-		memset(file->buf + file->buffered, 0, padded - file->buffered);
-	compspill_write_stream(file, file->buf, padded, file->buf_offset);
+	compspill_write_stream(file, file->buf, compspill_pad_tail(file),
+						   file->buf_offset);
 
 	/* full pages are done with; the partial one moves to the front */
 	if (flushable > 0)
