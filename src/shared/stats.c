@@ -621,8 +621,9 @@ CompSpillReportSpill(const char *what, const CompSpillStats *st)
 
 	compspill_count_spill(st);
 
+	/* in the whole kB the line shows (runs' last pages are not padded) */
 	if (compspill_log_spills < 0 ||
-		st->bytes_written < (int64) compspill_log_spills * 1024)
+		compspill_stats_kb(st->bytes_written) < compspill_log_spills)
 		return;
 
 	ratio = st->bytes_written_runs > 0 ?
