@@ -208,6 +208,7 @@ struct CompSpillSorter
 	int64		probe_grows;	/* the part that grows with the frames */
 	int64		probe_bufs;		/* its buffers */
 	bool		small_writer;	/* a spill was not expected */
+	bool		first_light;	/* first run in lz4 where zstd was asked */
 	Size		write_size;
 
 	/* rows in memory */
@@ -862,8 +863,16 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	if (!s->small_writer)
 		s->writer_reserve += CompSpillMallocEstimate(&s->settings, 0);
 	else if (!s->datum_mode)
-		s->writer_reserve += CompSpillMallocEstimate(&s->settings,
-													 s->block_size);
+	{
+		/*
+		 * The first run may be written with lz4 where zstd's state would
+		 * not fit in what compacting the array frees (see
+		 * compspill_start_spill), so only lz4's is counted before it.
+		 */
+		CompSpillSettings light = CompSpillLightSettings(&s->settings);
+
+		s->writer_reserve += CompSpillMallocEstimate(&light, s->block_size);
+	}
 
 	s->stats.codec = set->codec;
 	s->stats.dio_requested = set->dio;
@@ -1130,11 +1139,26 @@ compspill_start_spill(CompSpillSorter *s)
 		if (!s->datum_mode)
 		{
 			int64		freed = COMPSPILL_COMPACT_GAIN * s->memtupcount;
+			CompSpillSettings light = CompSpillLightSettings(&s->settings);
+			const CompSpillSettings *first_set = &s->settings;
 
+			/*
+			 * zstd's state (codec = zstd, or auto's choice), with its
+			 * dictionary, is several times lz4's: where it does not fit
+			 * beside the first run's rows, that run is written with lz4,
+			 * as a store writes the rows it held, and zstd's state is
+			 * made once the rows are freed (compspill_dump_run).
+			 */
+			if ((int64) compspill_writer_memory(s, first) +
+				CompSpillMallocEstimate(&s->settings, first) > freed)
+			{
+				s->first_light = true;
+				first_set = &light;
+			}
 			first = target;
 			while (first > s->block_size &&
 				   (int64) compspill_writer_memory(s, first) +
-				   CompSpillMallocEstimate(&s->settings, first) > freed)
+				   CompSpillMallocEstimate(first_set, first) > freed)
 				first = TYPEALIGN(1024, first / 2);
 		}
 		if (first >= target)
@@ -1149,6 +1173,8 @@ compspill_start_spill(CompSpillSorter *s)
 	s->spill = CompSpillSpillerCreate(s->tupdesc, s->what, &s->settings, &s->stats,
 							   s->block_size, s->write_size, extent_size);
 	CompSpillSpillerSetExpectedRows(s->spill, s->est_rows, s->est_width);
+	if (s->first_light)
+		CompSpillSpillerSetLightCodec(s->spill, true);
 	s->runs_cap = 16;
 	s->runs = palloc(sizeof(CompSpillRun) * s->runs_cap);
 	s->max_runs = (int) Max(s->allowed_mem / 8 / COMPSPILL_RUN_ENTRY_MEM,
@@ -1622,6 +1648,12 @@ compspill_dump_run(CompSpillSorter *s)
 	}
 	MemoryContextReset(s->tuplecxt);
 	compspill_tuples_freed(s);
+	if (s->first_light)
+	{
+		/* zstd's state has room now; its growth is in writer_reserve */
+		CompSpillSpillerSetLightCodec(s->spill, false);
+		s->first_light = false;
+	}
 	if (compacted != NULL)
 		compspill_restore_memtuples(s, compacted, first_tuples, first_rows,
 									first_tuples < first_counted);
