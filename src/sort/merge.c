@@ -519,7 +519,7 @@ compspill_all_fit(CompSpillMerge *m, int64 room, int64 per_input)
 	int64		need = 0;
 
 	for (int i = 0; i < m->nruns; i++)
-		need += per_input + CompSpillRunBufferMemory(m->sp, &m->runs[i]);
+		need += per_input + CompSpillRunBufferMemory(m->sp, &m->runs[i], true);
 	return m->nruns >= 1 && need <= room;
 }
 

@@ -161,12 +161,13 @@ struct CompSpillSorter
 	int64		tuple_bytes;	/* space of the tuples loaded since it was
 								 * reset (see compspill_copy_tuple) */
 	int64		tuple_later;	/* what they would count in a later run */
-	char	   *carve;			/* before 17: the free end of the batch the
-								 * tuples are carved from */
+#if PG_VERSION_NUM < 170000
+	char	   *carve;			/* the free end of the batch the tuples are
+								 * carved from (compspill_carve_tuple) */
 	Size		carve_left;		/* its bytes */
 	Size		carve_batch;	/* a batch's size */
 	int64		chunk_header;	/* what a chunk's header adds to its space */
-	MemoryContext scratchcxt;	/* before 17: a row formed, until carved */
+#endif
 	TupleDesc	tupdesc;
 	CompSpillTupleForm *form;	/* for forming the rows it takes */
 	int			natts;
@@ -486,9 +487,49 @@ compspill_tuples_freed(CompSpillSorter *s)
 {
 	s->tuple_bytes = 0;
 	s->tuple_later = 0;
+#if PG_VERSION_NUM < 170000
 	s->carve = NULL;
 	s->carve_left = 0;
+#endif
 }
+
+#if PG_VERSION_NUM < 170000
+/*
+ * Give len bytes for a tuple of the run being loaded, carved from a batch
+ * of the tuple context (see compspill_copy_tuple), and add what the tuple
+ * counts against work_mem to tuple_bytes.  A tuple of more than a quarter
+ * of a batch gets a chunk of its own.
+ */
+static void *
+compspill_carve_tuple(Size len, void *arg)
+{
+	CompSpillSorter *s = (CompSpillSorter *) arg;
+	char	   *tup;
+
+	len = MAXALIGN(len);
+	if (len > s->carve_batch / 4)
+	{
+		tup = MemoryContextAlloc(s->tuplecxt, len);
+		s->tuple_bytes += (int64) GetMemoryChunkSpace(tup);
+		s->tuple_later += (int64) GetMemoryChunkSpace(tup);
+		return tup;
+	}
+	if (len > s->carve_left)
+	{
+		s->carve = MemoryContextAlloc(s->tuplecxt, s->carve_batch);
+		s->carve_left = s->carve_batch;
+		/* what a chunk's header adds, in native sort's count */
+		s->chunk_header = (int64) GetMemoryChunkSpace(s->carve) -
+			(int64) s->carve_batch;
+	}
+	tup = s->carve;
+	s->carve += len;
+	s->carve_left -= len;
+	s->tuple_bytes += (int64) len + (s->nruns == 0 ? s->chunk_header : 0);
+	s->tuple_later += (int64) len;
+	return tup;
+}
+#endif
 
 /*
  * Copy the row in slot into the tuple context; return it and add what it
@@ -496,65 +537,34 @@ compspill_tuples_freed(CompSpillSorter *s)
  * bump context, which keeps no header per chunk, and a tuple counts its
  * aligned length, as native sort counts it there.  Before 17 it is a
  * generation context, whose chunks have a header of 24 bytes (a quarter of
- * the space of a lineitem row that mj sorts): there the rows are formed in
- * a scratch context and copied into batches of the tuple block's size
- * allocated in it (a row of more than a quarter of a batch keeps a chunk
- * of its own).  The first run counts each as native sort counts it, with
- * the header its chunk would have, so that the same rows stay in memory as
- * natively (the first run of each batch of a sort reset between batches);
- * once the sort spills, the later runs count what the rows take,
- * and hold about a fifth more rows of that size than native's runs (as on
- * 17 and later), in fewer, longer runs whose blocks are larger.  Nothing
- * may pfree, repalloc or ask the space of a carved tuple, as of a chunk of
- * a bump context.
+ * the space of a lineitem row that mj sorts): there the rows are formed,
+ * or copied, straight into batches of the tuple block's size allocated in
+ * it (compspill_carve_tuple).  The first run counts each as native sort
+ * counts it, with the header its chunk would have, so that the same rows
+ * stay in memory as natively (the first run of each batch of a sort reset
+ * between batches); once the sort spills, the later runs count what the
+ * rows take, and hold about a fifth more rows of that size than native's
+ * runs (as on 17 and later), in fewer, longer runs whose blocks are
+ * larger.  Nothing may pfree, repalloc or ask the space of a carved
+ * tuple, as of a chunk of a bump context.
  */
 static MinimalTuple
 compspill_copy_tuple(CompSpillSorter *s, TupleTableSlot *slot)
 {
+#if PG_VERSION_NUM < 170000
+	return CompSpillCopySlotMinimalWith(s->form, slot, compspill_carve_tuple,
+										s);
+#else
 	MemoryContext oldcxt;
 	MinimalTuple tup;
-#if PG_VERSION_NUM < 170000
-	MinimalTuple formed;
-	Size		len;
 
-	oldcxt = MemoryContextSwitchTo(s->scratchcxt);
-	formed = CompSpillCopySlotMinimal(s->form, slot);
-	MemoryContextSwitchTo(oldcxt);
-	len = MAXALIGN(formed->t_len);
-	if (len > s->carve_batch / 4)
-	{
-		/* a chunk of its own */
-		tup = MemoryContextAlloc(s->tuplecxt, formed->t_len);
-		memcpy(tup, formed, formed->t_len);
-		s->tuple_bytes += (int64) GetMemoryChunkSpace(tup);
-		s->tuple_later += (int64) GetMemoryChunkSpace(tup);
-	}
-	else
-	{
-		if (len > s->carve_left)
-		{
-			s->carve = MemoryContextAlloc(s->tuplecxt, s->carve_batch);
-			s->carve_left = s->carve_batch;
-			/* what a chunk's header adds, in native sort's count */
-			s->chunk_header = (int64) GetMemoryChunkSpace(s->carve) -
-				(int64) s->carve_batch;
-		}
-		tup = (MinimalTuple) s->carve;
-		memcpy(tup, formed, formed->t_len);
-		s->carve += len;
-		s->carve_left -= len;
-		s->tuple_bytes += (int64) len + (s->nruns == 0 ? s->chunk_header : 0);
-		s->tuple_later += (int64) len;
-	}
-	pfree(formed);
-#else
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
 	tup = CompSpillCopySlotMinimal(s->form, slot);
 	MemoryContextSwitchTo(oldcxt);
 	s->tuple_bytes += CompSpillTupleSpace(tup);
 	s->tuple_later += CompSpillTupleSpace(tup);
-#endif
 	return tup;
+#endif
 }
 
 /*
@@ -577,17 +587,20 @@ compspill_make_tuple_context(CompSpillSorter *s, int64 keep)
 	s->tuple_keep = keep;
 	compspill_tuples_freed(s);
 
+#if PG_VERSION_NUM < 170000
+
 	/*
-	 * Batches of tuples (before 17, see compspill_copy_tuple) are chunks of
-	 * the context's blocks, which take chunks of up to about an eighth of
-	 * their largest: of a block's size where a keeper holds them (the unused
-	 * end of the last is then what the unused end of a last block was), of
-	 * an eighth of it before.
+	 * Batches of tuples (see compspill_copy_tuple) are chunks of the
+	 * context's blocks, which take chunks of up to about an eighth of their
+	 * largest: of a block's size where a keeper holds them (the unused end
+	 * of the last is then what the unused end of a last block was), of an
+	 * eighth of it before.
 	 */
 	if (keep >= 8 * s->tuple_block)
 		s->carve_batch = (Size) s->tuple_block - 64;
 	else
 		s->carve_batch = (Size) s->tuple_block / 8 - 64;
+#endif
 }
 
 /*
@@ -791,10 +804,6 @@ CompSpillSorterBegin(TupleDesc tupdesc, const CompSpillSortSpec *spec,
 	s->tuple_block = Min(Max(s->tuple_block, 4096),
 						 (int64) ALLOCSET_DEFAULT_MAXSIZE);
 	compspill_make_tuple_context(s, 0);
-#if PG_VERSION_NUM < 170000
-	s->scratchcxt = AllocSetContextCreate(s->maincxt, "CompSpill sort row",
-										  COMPSPILL_SMALL_CONTEXT_SIZES);
-#endif
 
 	/*
 	 * A single by-value column sorted on itself takes the datum path, as
@@ -1249,7 +1258,13 @@ compspill_later_block_size(CompSpillSorter *s, int64 rows, int nruns,
 	{
 		s->probe_held = CompSpillMergeProbeRun(s->spill, &s->runs[0],
 											   &s->probe_grows);
-		s->probe_bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0]);
+		/*
+		 * A first run held to light codecs says nothing of how the later
+		 * runs' frames are stored: count a decompression buffer for its
+		 * largest block, not read in place.
+		 */
+		s->probe_bufs = CompSpillRunBufferMemory(s->spill, &s->runs[0],
+												 !s->first_light);
 	}
 	held = s->probe_held;
 	grows = s->probe_grows;

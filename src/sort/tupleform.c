@@ -118,12 +118,51 @@ compspill_pad(char *data, const char *start, uint8 alignby)
 }
 
 /*
+ * Return len bytes for a tuple: from alloc where the caller gives one,
+ * else palloc'd in the current memory context.
+ */
+static inline MinimalTuple
+compspill_tuple_alloc(Size len, CompSpillTupleAlloc alloc, void *arg)
+{
+	if (alloc != NULL)
+		return (MinimalTuple) alloc(len, arg);
+	return (MinimalTuple) palloc(len);
+}
+
+/*
+ * Copy the minimal tuple tup into memory from alloc (see
+ * CompSpillFormMinimalWith).
+ */
+static MinimalTuple
+compspill_copy_minimal(MinimalTuple tup, CompSpillTupleAlloc alloc,
+					   void *arg)
+{
+	MinimalTuple copy = compspill_tuple_alloc(tup->t_len, alloc, arg);
+
+	memcpy(copy, tup, tup->t_len);
+	return copy;
+}
+
+/*
  * Form a minimal tuple of the row (values, isnull), in the current memory
  * context, as heap_form_minimal_tuple would.
  */
 MinimalTuple
 CompSpillFormMinimal(const CompSpillTupleForm *form, const Datum *values,
 					 const bool *isnull)
+{
+	return CompSpillFormMinimalWith(form, values, isnull, NULL, NULL);
+}
+
+/*
+ * CompSpillFormMinimal, in memory that alloc(len, arg) gives (the current
+ * memory context's if alloc is NULL): for a caller that carves its tuples
+ * from larger chunks.
+ */
+MinimalTuple
+CompSpillFormMinimalWith(const CompSpillTupleForm *form, const Datum *values,
+						 const bool *isnull, CompSpillTupleAlloc alloc,
+						 void *arg)
 {
 	int			natts = form->natts;
 	bool		hasnull = false;
@@ -160,9 +199,18 @@ CompSpillFormMinimal(const CompSpillTupleForm *form, const Datum *values,
 		{
 			/* a short varlena, or a TOAST pointer: never aligned */
 			if (unlikely(VARATT_IS_EXTERNAL_EXPANDED(p)))
-				return CompSpillFormMinimalTuple(form->tupdesc,
+			{
+				MinimalTuple flat;
+
+				flat = CompSpillFormMinimalTuple(form->tupdesc,
 												 (Datum *) values,
 												 (bool *) isnull);
+				if (alloc == NULL)
+					return flat;
+				tup = compspill_copy_minimal(flat, alloc, arg);
+				pfree(flat);
+				return tup;
+			}
 			data_len += VARSIZE_ANY(p);
 		}
 		else if (a->packable && VARATT_CAN_MAKE_SHORT(p))
@@ -176,7 +224,7 @@ CompSpillFormMinimal(const CompSpillTupleForm *form, const Datum *values,
 		hoff += BITMAPLEN(natts);
 	hoff = MAXALIGN(hoff);
 
-	tup = (MinimalTuple) palloc(hoff + data_len);
+	tup = compspill_tuple_alloc(hoff + data_len, alloc, arg);
 	memset(tup, 0, hoff);
 	tup->t_len = (uint32) (hoff + data_len);
 	HeapTupleHeaderSetNatts(tup, natts);
@@ -286,11 +334,49 @@ CompSpillFormMinimal(const CompSpillTupleForm *form, const Datum *values,
 MinimalTuple
 CompSpillCopySlotMinimal(const CompSpillTupleForm *form, TupleTableSlot *slot)
 {
+	return CompSpillCopySlotMinimalWith(form, slot, NULL, NULL);
+}
+
+/*
+ * CompSpillCopySlotMinimal, in memory that alloc(len, arg) gives (see
+ * CompSpillFormMinimalWith).  A heap or minimal tuple is copied once, from
+ * where the slot holds it; another kind of slot's row is copied by the
+ * slot's own operations first.
+ */
+MinimalTuple
+CompSpillCopySlotMinimalWith(const CompSpillTupleForm *form,
+							 TupleTableSlot *slot, CompSpillTupleAlloc alloc,
+							 void *arg)
+{
+	MinimalTuple tup;
+
 	if (TTS_IS_VIRTUAL(slot))
 	{
 		Assert(slot->tts_tupleDescriptor->natts == form->natts);
 		slot_getallattrs(slot);
-		return CompSpillFormMinimal(form, slot->tts_values, slot->tts_isnull);
+		return CompSpillFormMinimalWith(form, slot->tts_values,
+										slot->tts_isnull, alloc, arg);
 	}
-	return ExecCopySlotMinimalTuple(slot);
+	if (alloc == NULL)
+		return ExecCopySlotMinimalTuple(slot);
+	if (TTS_IS_HEAPTUPLE(slot) || TTS_IS_BUFFERTUPLE(slot))
+	{
+		/* a minimal tuple is a heap tuple's header and data, from t_len */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, NULL);
+		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
+
+		tup = compspill_tuple_alloc(len, alloc, arg);
+		memcpy(tup, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
+		tup->t_len = len;
+	}
+	else
+	{
+		bool		shouldfree;
+		MinimalTuple held = ExecFetchSlotMinimalTuple(slot, &shouldfree);
+
+		tup = compspill_copy_minimal(held, alloc, arg);
+		if (shouldfree)
+			pfree(held);
+	}
+	return tup;
 }

@@ -33,11 +33,23 @@ typedef struct CompSpillTupleForm
 	CompSpillFormAtt atts[FLEXIBLE_ARRAY_MEMBER];
 } CompSpillTupleForm;
 
+/* gives len bytes for a tuple, MAXALIGNed, that the caller owns */
+typedef void *(*CompSpillTupleAlloc) (Size len, void *arg);
+
 extern CompSpillTupleForm *CompSpillTupleFormCreate(TupleDesc tupdesc);
 extern MinimalTuple CompSpillFormMinimal(const CompSpillTupleForm *form,
 										 const Datum *values,
 										 const bool *isnull);
+extern MinimalTuple CompSpillFormMinimalWith(const CompSpillTupleForm *form,
+											 const Datum *values,
+											 const bool *isnull,
+											 CompSpillTupleAlloc alloc,
+											 void *arg);
 extern MinimalTuple CompSpillCopySlotMinimal(const CompSpillTupleForm *form,
 											 TupleTableSlot *slot);
+extern MinimalTuple CompSpillCopySlotMinimalWith(const CompSpillTupleForm *form,
+												 TupleTableSlot *slot,
+												 CompSpillTupleAlloc alloc,
+												 void *arg);
 
 #endif							/* COMPSPILL_TUPLEFORM_H */

@@ -149,7 +149,8 @@ extern int64 CompSpillReaderGrowth(CompSpillRunReader *r);
 extern int64 CompSpillReaderBufferHeld(CompSpillRunReader *r);
 extern int64 CompSpillReaderFrameHeld(CompSpillRunReader *r);
 extern int64 CompSpillRunBufferMemory(CompSpillSpiller *sp,
-									  const CompSpillRun *run);
+									  const CompSpillRun *run,
+									  bool as_written);
 extern int64 CompSpillReaderBufferBound(CompSpillSpiller *sp);
 extern void CompSpillReaderFree(CompSpillRunReader *r);
 

@@ -399,11 +399,18 @@ compspill_window_memory(CompSpillSpiller *sp)
 /*
  * Return the memory a reader's buffers take for run: the one buffer a run
  * decompressed in place needs, or a window and a decompression buffer for
- * the largest block stored compressed (none when there is none).
+ * the largest block stored compressed (none when there is none).  With
+ * as_written false, for runs of frames like run's whatever codec stores
+ * them: a window and a decompression buffer for its largest block.
  */
 int64
-CompSpillRunBufferMemory(CompSpillSpiller *sp, const CompSpillRun *run)
+CompSpillRunBufferMemory(CompSpillSpiller *sp, const CompSpillRun *run,
+						 bool as_written)
 {
+	if (!as_written)
+		return compspill_window_memory(sp) +
+			compspill_buffer_memory(Max(run->max_compressed_raw,
+										run->max_stored));
 	if (compspill_run_in_place(sp, run))
 		return compspill_buffer_memory(compspill_in_place_size(sp,
 															   run->max_compressed_raw,

@@ -288,6 +288,17 @@ CompSpillCopySlotMinimal(const CompSpillTupleForm *form pg_attribute_unused(),
 	return NULL;
 }
 
+/* The same into memory the caller gives: only the row path does */
+MinimalTuple
+CompSpillCopySlotMinimalWith(const CompSpillTupleForm *form pg_attribute_unused(),
+							 TupleTableSlot *slot pg_attribute_unused(),
+							 CompSpillTupleAlloc alloc pg_attribute_unused(),
+							 void *arg pg_attribute_unused())
+{
+	fake_unsupported("CompSpillCopySlotMinimalWith");
+	return NULL;
+}
+
 #if PG_VERSION_NUM < 160000
 /* Check a tuple's datum version (15's heap_getattr): only the row path does */
 void
@@ -460,7 +471,8 @@ CompSpillMergeProbeRun(CompSpillSpiller *sp pg_attribute_unused(),
 /* No frame is stored, so a reader needs no buffers */
 int64
 CompSpillRunBufferMemory(CompSpillSpiller *sp pg_attribute_unused(),
-						 const CompSpillRun *run pg_attribute_unused())
+						 const CompSpillRun *run pg_attribute_unused(),
+						 bool as_written pg_attribute_unused())
 {
 	return 0;
 }
@@ -497,6 +509,20 @@ CompSpillSpillerSetPhase(CompSpillSpiller *sp pg_attribute_unused(),
 				  int pass pg_attribute_unused(),
 				  int npasses pg_attribute_unused())
 {
+}
+
+/* Hold the spill to light codecs: the in-memory runs have none */
+void
+CompSpillSpillerSetLightCodec(CompSpillSpiller *sp pg_attribute_unused(),
+							  bool light pg_attribute_unused())
+{
+}
+
+/* The settings with light codecs: the same, as no codec is used */
+CompSpillSettings
+CompSpillLightSettings(const CompSpillSettings *set)
+{
+	return *set;
 }
 
 /* Change the block size: the in-memory runs have none */
