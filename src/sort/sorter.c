@@ -34,9 +34,13 @@
  * as large as a run's tuples may be, so that each run reuses the last
  * one's memory instead of handing it back to malloc and faulting it in
  * again (compspill_keep_tuple_memory).
- * The run writer's buffers are reserved from the start, so that the first
- * spill does not put them on top of a full work_mem: their full size when
- * the plan expects the sort to spill, a small writer's otherwise.
+ * The first run's writer does not come on top of a full work_mem: a sort
+ * of tuples makes it, when it first spills, in the memory that compacting
+ * its sorted array to the tuples' pointers frees, as native sort takes its
+ * tape buffers then (with lz4 for that run where zstd's state has no room
+ * there); a sort of single values reserves it from the start, in full
+ * when the plan expects a spill.  The later runs' writer is reserved from
+ * their tuples' memory.
  *
  * When memory runs out, the array is sorted and written out as a run
  * through the operation's spill object (spill/run.h), in the frame kind it
