@@ -1093,38 +1093,15 @@ CompSpillAutoRecordColumns(CompSpillAutoCodec *ac, Size row_bytes,
 }
 
 /*
- * What column frames cost and save against row frames (see
- * CompSpillAutoRowFrames): their CPU a byte of rows, and the share of the
- * bytes they save, measured on the column frames written while auto
- * stores raw, else assumed.
- */
-#define COMPSPILL_AUTO_COLUMN_NS		1.4
-#define COMPSPILL_AUTO_COLUMN_SHRINK	0.7
-
-static double
-compspill_auto_column_saving(const CompSpillAutoCodec *ac)
-{
-	if (ac->columns.known && CompSpillAutoStoresRaw(ac))
-		return Max(1.0 - ac->columns.value, 0.0);
-	return COMPSPILL_AUTO_COLUMN_SHRINK;
-}
-
-/*
  * The frame kind where bytes matter: false (column frames) when room is
  * short, or behind a device that holds the spill back while the choice
- * compresses; while it stores raw, the kind of least time by the pace
- * model (see the file header), raw row frames against raw column frames,
- * which store the share saved fewer bytes for COMPSPILL_AUTO_COLUMN_NS
- * more CPU a byte.  At 250 MB/s the device is slower than the spill's own
- * work, yet not by what column frames add to it: comparing the device with
- * the spill's work alone chose column frames there once the work got
- * cheaper, and their CPU made lineitem's sorts take 0.66-0.74x native's
- * time where row frames took 0.60x.  At 50 MB/s column frames win.
- * *decided says whether either applies.
+ * compresses or the device is the slower even for raw frames; true (row
+ * frames) behind a device slower than the spill's own work (at 250 MB/s,
+ * where column frames only add their CPU).  *decided says whether either
+ * applies.
  */
 static bool
-compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, double saved,
-							 bool *decided)
+compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, bool *decided)
 {
 	CompSpillDevicePace pace;
 
@@ -1133,23 +1110,11 @@ compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, double saved,
 		return false;
 	if (CompSpillAutoCurrentPace(ac, &pace))
 	{
-		double		kept = Max(1.0 - saved, 0.05);
-		double		rows;
-		double		columns;
-
 		if (!CompSpillAutoStoresRaw(ac))
 			return false;
-		rows = compspill_auto_overlap(pace.base_ns_per_byte +
-									  pace.copy_ns_per_byte,
-									  pace.device_ns_per_byte *
-									  compspill_auto_device_share(&pace, 1.0));
-		columns = compspill_auto_overlap(pace.base_ns_per_byte +
-										 COMPSPILL_AUTO_COLUMN_NS +
-										 pace.copy_ns_per_byte * kept,
-										 pace.device_ns_per_byte * kept *
-										 compspill_auto_device_share(&pace,
-																	 1.0 / kept));
-		return rows <= columns;
+		return pace.device_ns_per_byte *
+			compspill_auto_device_share(&pace, 1.0) <=
+			pace.base_ns_per_byte + pace.copy_ns_per_byte;
 	}
 	*decided = false;
 	return true;
@@ -1169,10 +1134,8 @@ compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, double saved,
  * not been measured yet (a sort's first run, which the temp files' page
  * cache nearly always takes: its writes are timed and decide the next
  * runs); never when room is short.  Behind a device that holds the
- * writes back, column frames while the choice compresses, and while it
- * stores raw the kind the pace model finds faster, the device's writing
- * of the bytes against the spill's work and the columns' CPU
- * (compspill_auto_io_row_frames).
+ * writes back, column frames while the choice compresses or the device is
+ * the slower, row frames while the spill's own work is.
  * While the choice compresses, what the
  * codec makes of either kind decides the bytes, not the encodings alone,
  * and the assumed saving holds.  The codec of each frame is chosen as
@@ -1180,21 +1143,26 @@ compspill_auto_io_row_frames(const CompSpillAutoCodec *ac, double saved,
  * column frames of 0.9 of the rows) so stay in row frames up to about 14
  * ns per byte of I/O, where lineitem's switch at 2.
  */
+#define COMPSPILL_AUTO_COLUMN_NS		1.4
+#define COMPSPILL_AUTO_COLUMN_SHRINK	0.7
+
 bool
 CompSpillAutoRowFrames(const CompSpillAutoCodec *ac)
 {
 	CompSpillCodecCost cost[COMPSPILL_NUM_STORED_CODECS];
 	double		write_ns;
 	double		read_ns;
-	double		saved = compspill_auto_column_saving(ac);
+	double		saved = COMPSPILL_AUTO_COLUMN_SHRINK;
 	bool		decided;
-	bool		rows = compspill_auto_io_row_frames(ac, saved, &decided);
+	bool		rows = compspill_auto_io_row_frames(ac, &decided);
 
 	if (decided)
 		return rows;
 	if (!ac->write.known)
 		return true;
 	CompSpillAutoCurrentCosts(ac, cost, &write_ns, &read_ns);
+	if (ac->columns.known && CompSpillAutoStoresRaw(ac))
+		saved = Max(1.0 - ac->columns.value, 0.0);
 	return (write_ns + read_ns) * saved < COMPSPILL_AUTO_COLUMN_NS;
 }
 
@@ -1212,9 +1180,7 @@ bool
 CompSpillAutoStoreRowFrames(const CompSpillAutoCodec *ac)
 {
 	bool		decided;
-	bool		rows = compspill_auto_io_row_frames(ac,
-													compspill_auto_column_saving(ac),
-													&decided);
+	bool		rows = compspill_auto_io_row_frames(ac, &decided);
 
 	return decided ? rows : true;
 }
