@@ -153,12 +153,19 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #endif
 
 /*
- * The space a minimal tuple copied into that context takes, as native sort
- * counts it against work_mem: its length, aligned, in a bump context (which
- * cannot say the space of a chunk), and the chunk's space with its header
- * in a generation context.  A server built with assertions gives a bump
- * chunk a header and a sentinel byte, which native's figure leaves out and
- * this counts.
+ * Before 17 that context is a generation context, whose chunks carry a
+ * 24-byte header each: there a sort carves its tuples from larger chunks
+ * (sorter.c, compspill_carve_tuple) and counts the headers native sort
+ * counts only in its first run.
+ */
+#define COMPSPILL_CARVED_TUPLES		(PG_VERSION_NUM < 170000)
+
+/*
+ * From 17 on, the space a minimal tuple copied into that context takes, as
+ * native sort counts it against work_mem: its length, aligned (a bump
+ * context cannot say the space of a chunk).  A server built with
+ * assertions gives a bump chunk a header and a sentinel byte, which
+ * native's figure leaves out and this counts.
  */
 #if PG_VERSION_NUM >= 170000
 #ifdef MEMORY_CONTEXT_CHECKING
@@ -167,8 +174,6 @@ ExplainRestoreGroup(ExplainState *es, int depth, int *state_save)
 #else
 #define CompSpillTupleSpace(tup)	((int64) MAXALIGN((tup)->t_len))
 #endif
-#else
-#define CompSpillTupleSpace(tup)	((int64) GetMemoryChunkSpace(tup))
 #endif
 
 /*

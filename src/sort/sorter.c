@@ -87,6 +87,7 @@
 #include "utils/sortsupport.h"
 
 #include "base/buffer.h"
+#include "base/compat.h"
 #include "base/spillstats.h"
 #include "shared/activity.h"
 #include "shared/stats.h"
@@ -165,7 +166,7 @@ struct CompSpillSorter
 	int64		tuple_bytes;	/* space of the tuples loaded since it was
 								 * reset (see compspill_copy_tuple) */
 	int64		tuple_later;	/* what they would count in a later run */
-#if PG_VERSION_NUM < 170000
+#if COMPSPILL_CARVED_TUPLES
 	char	   *carve;			/* the free end of the batch the tuples are
 								 * carved from (compspill_carve_tuple) */
 	Size		carve_left;		/* its bytes */
@@ -491,13 +492,13 @@ compspill_tuples_freed(CompSpillSorter *s)
 {
 	s->tuple_bytes = 0;
 	s->tuple_later = 0;
-#if PG_VERSION_NUM < 170000
+#if COMPSPILL_CARVED_TUPLES
 	s->carve = NULL;
 	s->carve_left = 0;
 #endif
 }
 
-#if PG_VERSION_NUM < 170000
+#if COMPSPILL_CARVED_TUPLES
 /*
  * Give len bytes for a tuple of the run being loaded, carved from a batch
  * of the tuple context (see compspill_copy_tuple), and add what the tuple
@@ -513,9 +514,12 @@ compspill_carve_tuple(Size len, void *arg)
 	len = MAXALIGN(len);
 	if (len > s->carve_batch / 4)
 	{
+		int64		space;
+
 		tup = MemoryContextAlloc(s->tuplecxt, len);
-		s->tuple_bytes += (int64) GetMemoryChunkSpace(tup);
-		s->tuple_later += (int64) GetMemoryChunkSpace(tup);
+		space = (int64) GetMemoryChunkSpace(tup);
+		s->tuple_bytes += space;
+		s->tuple_later += space;
 		return tup;
 	}
 	if (len > s->carve_left)
@@ -555,18 +559,20 @@ compspill_carve_tuple(Size len, void *arg)
 static MinimalTuple
 compspill_copy_tuple(CompSpillSorter *s, TupleTableSlot *slot)
 {
-#if PG_VERSION_NUM < 170000
+#if COMPSPILL_CARVED_TUPLES
 	return CompSpillCopySlotMinimalWith(s->form, slot, compspill_carve_tuple,
 										s);
 #else
 	MemoryContext oldcxt;
 	MinimalTuple tup;
+	int64		space;
 
 	oldcxt = MemoryContextSwitchTo(s->tuplecxt);
 	tup = CompSpillCopySlotMinimal(s->form, slot);
 	MemoryContextSwitchTo(oldcxt);
-	s->tuple_bytes += CompSpillTupleSpace(tup);
-	s->tuple_later += CompSpillTupleSpace(tup);
+	space = CompSpillTupleSpace(tup);
+	s->tuple_bytes += space;
+	s->tuple_later += space;
 	return tup;
 #endif
 }
@@ -591,7 +597,7 @@ compspill_make_tuple_context(CompSpillSorter *s, int64 keep)
 	s->tuple_keep = keep;
 	compspill_tuples_freed(s);
 
-#if PG_VERSION_NUM < 170000
+#if COMPSPILL_CARVED_TUPLES
 
 	/*
 	 * Batches of tuples (see compspill_copy_tuple) are chunks of the
