@@ -843,9 +843,20 @@ CompSpillAutoRecordWrite(CompSpillAutoCodec *ac, Size bytes, double seconds,
 	if (bytes == 0)
 		return false;
 	ac->written_bytes += (double) bytes;
+
+	/*
+	 * Until the horizon is passed the write figure is the plain average of
+	 * the writes so far (the horizon is what has been written before the
+	 * pending bytes), as the spill's work is below: a new file's first
+	 * write costs several times the ones after it (9 ns a byte for 4 kB
+	 * where the next megabyte took 1), and as the first sample it would
+	 * otherwise set the figure, weighing 1 against 4 kB / 32 MB for each
+	 * sample after it, for the next 30 MB or so.
+	 */
 	sample = compspill_auto_estimate_add(&ac->write, (double) bytes,
 										 wait_ns, ac->written_bytes,
-										 COMPSPILL_AUTO_WRITE_HORIZON,
+										 Min(COMPSPILL_AUTO_WRITE_HORIZON,
+											 ac->write.stamp),
 										 COMPSPILL_AUTO_MIN_SAMPLE_NS);
 	if (sample >= 0.0 && (ac->write_floor < 0.0 || sample < ac->write_floor))
 		ac->write_floor = sample;

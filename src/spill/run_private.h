@@ -86,6 +86,7 @@ struct CompSpillSpiller
 	int64		dev_mark;		/* the device's bytes written when a stall
 								 * was seen, or -1 (codecchoice.c) */
 	instr_time	dev_mark_time;	/* and when */
+	int64		dev_mark_ours;	/* the spill's bytes written by then */
 	bool		recall_tried;	/* the device's remembered pace looked up */
 	int64		ac_read;
 	instr_time	ac_read_time;

@@ -529,6 +529,20 @@ test_measurements(void)
 	check(fabs(w - 1e5 / 40960) < 1e-9, "timer resolution",
 		  "summed: %.4f ns/B, expected %.4f", w, 1e5 / 40960);
 
+	/*
+	 * A new file's first write, slow (4 kB at 9 ns/B: the file system
+	 * allocating), then 4 MB at 1 ns/B: until the horizon the figure is the
+	 * average of the writes, 1.01 ns/B, not the first one's 9 (which it
+	 * stayed near, weighted against the horizon, for 30 MB).
+	 */
+	CompSpillAutoInit(&ac, 1);
+	CompSpillAutoRecordWrite(&ac, 4096, 4096 * 9e-9, 0.0);
+	for (int i = 0; i < 256; i++)
+		CompSpillAutoRecordWrite(&ac, 16384, 16384 * 1e-9 * 1.25, 0.0);
+	CompSpillAutoCurrentCosts(&ac, cost, &w, &r);
+	check(w < 1.4, "first write",
+		  "after a slow first write and 4 MB at 1.25 ns/B: %.3f ns/B", w);
+
 	/* negative, NaN and infinite durations never make negative costs */
 	CompSpillAutoInit(&ac, 1);
 	CompSpillAutoRecordWrite(&ac, 8 * 1024 * 1024, -1.0, 0.0);
