@@ -90,7 +90,7 @@
  * so its bytes are what the device wrote in its wall time, and the span's
  * wall time per byte is the device's pace; and where the kernel's block
  * statistics can be read, the caller also watches what the device writes
- * in the quarter second after a stall and passes it to
+ * in the second after a stall and passes it to
  * CompSpillAutoRecordDevice (spill/codecchoice.c), which sees the pace a
  * span earlier.  A span counts when it holds 4
  * MB or more and its writes waited a quarter of it (on the throttled

@@ -86,7 +86,9 @@ struct CompSpillSpiller
 	int64		dev_mark;		/* the device's bytes written when a stall
 								 * was seen, or -1 (codecchoice.c) */
 	instr_time	dev_mark_time;	/* and when */
-	int64		dev_mark_ours;	/* the spill's bytes written by then */
+	int64		dev_base;		/* the device's bytes written when the
+								 * spill's first write was seen, or -1 */
+	bool		dev_base_read;	/* dev_base was read */
 	bool		recall_tried;	/* the device's remembered pace looked up */
 	int64		ac_read;
 	instr_time	ac_read_time;

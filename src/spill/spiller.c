@@ -91,6 +91,7 @@ CompSpillSpillerCreate(TupleDesc tupdesc, const char *what,
 		INSTR_TIME_SET_CURRENT(sp->ac_write_wall);
 	}
 	sp->dev_mark = -1;
+	sp->dev_base = -1;
 	stats->queryid = set->queryid;
 	stats->codec = set->codec;
 	stats->dio_requested = set->dio;
