@@ -74,6 +74,8 @@ struct CompSpillStore
 	CompSpillTupleForm *form;	/* for forming its rows */
 	int64		allowed_mem;	/* work_mem, bytes */
 	int64		spill_reserve;	/* what the writer of the rows held takes */
+	bool		rows_reserved;	/* reserved for a writer of row frames */
+	int64		tuple_block;	/* the tuples' context's largest block */
 	const char *what;			/* the node, for the log line */
 	double		est_rows;		/* the plan's rows and width, 0 if unknown */
 	int			est_width;
@@ -187,6 +189,27 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 }
 
 /*
+ * What the writer of the rows held takes when the store spills, in row
+ * frames (rows) or column frames: the smallest blocks and writes, and lz4's
+ * state where it compresses (see CompSpillStoreBegin).
+ */
+static int64
+compspill_store_held_writer(CompSpillStore *st, bool rows)
+{
+	CompSpillSettings light = CompSpillLightSettings(&st->set);
+	Size		writer;
+
+	if (rows)
+		writer = CompSpillRowWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
+											   COMPSPILL_MIN_WRITE_SIZE);
+	else
+		writer = CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
+											COMPSPILL_MIN_WRITE_SIZE);
+	return (int64) (writer +
+					CompSpillMallocEstimate(&light, COMPSPILL_MIN_BLOCK_SIZE));
+}
+
+/*
  * Start a store of rows of tupdesc with npos read positions, holding rows
  * in memory within work_mem_kb and spilling with the given settings; what
  * names the node in the log line of a spill.
@@ -196,7 +219,6 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 					const CompSpillSettings *set, int npos, const char *what)
 {
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
-	CompSpillSettings light;
 	Size		block;
 	Size		write;
 	int64		writer;
@@ -209,17 +231,19 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	st->stats = &st->own_stats;
 	st->stats->codec = set->codec;
 	st->stats->dio_requested = set->dio;
+	st->tuple_block = Min(Max(st->allowed_mem / 256, 8192),
+						  (int64) ALLOCSET_DEFAULT_MAXSIZE);
 	st->tuplecxt = GenerationContextCreate(st->cxt, "CompSpill store rows",
-										   0, 8192,
-										   Min(Max(st->allowed_mem / 256, 8192),
-											   (int64) ALLOCSET_DEFAULT_MAXSIZE));
+										   0, 8192, st->tuple_block);
 
 	/*
 	 * The rows are kept in memory until they alone would pass work_mem, as
 	 * native tuplestore keeps them, and the writer that writes them when
 	 * they do comes on top, as native's file buffer does, within a 50th of
 	 * work_mem (a spilling sort's bound): only what the writer takes beyond
-	 * that is reserved from the rows' memory.  The writer of the rows held
+	 * that is reserved from the rows' memory, with a block of the tuples'
+	 * context (the rows pass the check by the block they last took, up to
+	 * one block: 8kB at 1MB).  The writer of the rows held
 	 * uses the smallest blocks and writes, and the rows are freed as their
 	 * frames are cut, so that the memory they held makes room for the
 	 * larger blocks that follow (compspill_store_spill).  The tuples'
@@ -232,17 +256,23 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	 * eighth of 64kB).  The rows held are written with lz4 where zstd would
 	 * be chosen (codec = zstd or auto), whose state (90-250kB with its
 	 * dictionary) has no room beside them: zstd's comes once their memory
-	 * is free (compspill_store_spill).
+	 * is free (compspill_store_spill).  With codec = auto and frame_kind =
+	 * auto the writer reserved is one of row frames, the kind auto gives a
+	 * store unless bytes matter (CompSpillWantStoreRowFrames): at 1MB a
+	 * writer of column frames reserves 62kB of the rows' memory, one of row
+	 * frames 29kB.  Where auto then wants column frames and their writer
+	 * would pass what was reserved, the store keeps row frames, whose codec
+	 * is still auto's, frame by frame.
 	 */
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
-	light = CompSpillLightSettings(&st->set);
-	writer = CompSpillWriterMemoryBound(COMPSPILL_MIN_BLOCK_SIZE,
-										COMPSPILL_MIN_WRITE_SIZE) +
-		CompSpillMallocEstimate(&light, COMPSPILL_MIN_BLOCK_SIZE);
+	st->rows_reserved = st->set.codec == COMPSPILL_CODEC_AUTO &&
+		st->set.frame_kind == COMPSPILL_FRAME_KIND_AUTO;
+	writer = compspill_store_held_writer(st, st->rows_reserved);
 	small = (int64) (CompSpillWriterMemory(block, write) + 3 * block) +
 		st->allowed_mem / 32;
 	if (writer <= small)
-		st->spill_reserve = Max(writer - st->allowed_mem / 50, 0);
+		st->spill_reserve = Max(writer + st->tuple_block -
+								st->allowed_mem / 50, 0);
 	else
 		st->spill_reserve = small;
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
@@ -418,7 +448,9 @@ compspill_store_put_run(CompSpillStore *st, MinimalTuple tup, Datum *values,
  * a device's remembered pace says the bytes matter): a store is read back
  * as minimal tuples, which a row frame holds as they are, so a Material
  * rescanned many times copies its rows where column frames would decode
- * and form them again on every pass.  Otherwise column frames.
+ * and form them again on every pass.  Otherwise column frames, unless
+ * only a writer of row frames was reserved and one of column frames would
+ * not fit (CompSpillStoreBegin).
  */
 static void
 compspill_store_spill(CompSpillStore *st)
@@ -430,6 +462,7 @@ compspill_store_spill(CompSpillStore *st)
 	int64		i;
 	int64		freed = 0;
 	int64		heavy;
+	bool		rows;
 
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block_size, NULL,
 						 &extent_size);
@@ -444,8 +477,12 @@ compspill_store_spill(CompSpillStore *st)
 	if (st->est_rows > 0)
 		CompSpillSpillerSetExpectedRows(st->sp, st->est_rows, st->est_width);
 	CompSpillSpillerSetExpectedReads(st->sp, st->est_reads);
-	CompSpillRunBeginIndexed(st->sp, &st->run,
-							  CompSpillWantStoreRowFrames(st->sp));
+	rows = CompSpillWantStoreRowFrames(st->sp);
+	if (!rows && st->rows_reserved &&
+		compspill_store_held_writer(st, false) + st->tuple_block -
+		st->allowed_mem / 50 > st->spill_reserve)
+		rows = true;
+	CompSpillRunBeginIndexed(st->sp, &st->run, rows);
 	st->stats->nruns = 1;
 	CompSpillSpillerSetPhase(st->sp, COMPSPILL_PHASE_STORING, 0, 0);
 	MemoryContextSwitchTo(oldcxt);

@@ -164,6 +164,7 @@ extern void CompSpillChooseSizes(const CompSpillSettings *set,
 								 Size *write_size, Size *extent_size);
 extern Size CompSpillWriterMemory(Size block_size, Size write_size);
 extern Size CompSpillWriterMemoryBound(Size block_size, Size write_size);
+extern Size CompSpillRowWriterMemoryBound(Size block_size, Size write_size);
 extern Size CompSpillReaderEstimate(CompSpillSpiller *sp, bool rows);
 extern Size CompSpillReaderEstimateAt(CompSpillSpiller *sp, bool rows,
 									  Size block);

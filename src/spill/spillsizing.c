@@ -175,6 +175,25 @@ CompSpillWriterMemoryBound(Size block_size, Size write_size)
 }
 
 /*
+ * Bound the memory a writer of row frames may reach for blocks of
+ * block_size: the rows of the frame being written, in a buffer an eighth
+ * over the block that grows to take the row passing it (counted as a
+ * block more), the file's aligned write buffer, and 8kB for the spill's
+ * own state (its object, the codec chooser's, the file's, the run's
+ * index).  No encoder and no scratch buffer: the rows are compressed from
+ * their own buffer.  A store spilling at 1MB held 29kB in its spill's
+ * context at its peak, with 4kB blocks and 8kB writes (lz4's state, not
+ * made yet, apart).
+ */
+Size
+CompSpillRowWriterMemoryBound(Size block_size, Size write_size)
+{
+	Size		wbuf = COMPSPILL_ALIGN_UP(Max(write_size, COMPSPILL_ALIGN));
+
+	return 2 * block_size + block_size / 8 + wbuf + 8192;
+}
+
+/*
  * Work out the average raw and stored size of the frames written so far,
  * all passes.
  */
