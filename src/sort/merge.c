@@ -424,7 +424,7 @@ compspill_size_input(CompSpillMerge *m)
 /*
  * A probe's frames are read again when the merge starts: fewer, down to
  * COMPSPILL_PROBE_MIN_FRAMES, where COMPSPILL_PROBE_FRAMES would read more
- * than COMPSPILL_PROBE_BYTES.  A 80,000-row sort at 2MB, 15 runs of 56kB
+ * than COMPSPILL_PROBE_BYTES.  An 80,000-row sort at 2MB, 15 runs of 56kB
  * frames stored raw, read 8% of its temp blocks twice in its two probes
  * (sql/reads.sql allows 5%); lineitem's frames at 4MB, 2-5kB stored, are
  * probed through 16 as before.

@@ -243,10 +243,10 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	 * work_mem (a spilling sort's bound): only what the writer takes beyond
 	 * that is reserved from the rows' memory, with a block of the tuples'
 	 * context (the rows pass the check by the block they last took, up to
-	 * one block: 8kB at 1MB).  The writer of the rows held
-	 * uses the smallest blocks and writes, and the rows are freed as their
-	 * frames are cut, so that the memory they held makes room for the
-	 * larger blocks that follow (compspill_store_spill).  The tuples'
+	 * one block: 8kB at 1MB).  The writer of the rows held uses the
+	 * smallest blocks and writes, and the rows are freed as their frames
+	 * are cut, so that the memory they held makes room for the larger
+	 * blocks that follow (compspill_store_spill).  The tuples'
 	 * context grows in 256ths of work_mem, so that what it holds is close
 	 * to what its rows take.  Under a few hundred kB of work_mem the
 	 * writer would be most of it: there the store reserves, as before, the
