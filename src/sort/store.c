@@ -74,7 +74,6 @@ struct CompSpillStore
 	CompSpillTupleForm *form;	/* for forming its rows */
 	int64		allowed_mem;	/* work_mem, bytes */
 	int64		spill_reserve;	/* what the writer of the rows held takes */
-	bool		rows_reserved;	/* reserved for a writer of row frames */
 	int64		tuple_block;	/* the tuples' context's largest block */
 	const char *what;			/* the node, for the log line */
 	double		est_rows;		/* the plan's rows and width, 0 if unknown */
@@ -189,6 +188,18 @@ compspill_store_create(TupleDesc tupdesc, int npos)
 }
 
 /*
+ * Is the writer reserved for the rows held one of row frames?  With codec =
+ * auto and frame_kind = auto: the kind auto gives a store (see
+ * CompSpillStoreBegin).
+ */
+static bool
+compspill_store_rows_reserved(CompSpillStore *st)
+{
+	return st->set.codec == COMPSPILL_CODEC_AUTO &&
+		st->set.frame_kind == COMPSPILL_FRAME_KIND_AUTO;
+}
+
+/*
  * What the writer of the rows held takes when the store spills, in row
  * frames (rows) or column frames: the smallest blocks and writes, and lz4's
  * state where it compresses (see CompSpillStoreBegin).
@@ -210,6 +221,17 @@ compspill_store_held_writer(CompSpillStore *st, bool rows)
 }
 
 /*
+ * What of the rows' memory that writer needs reserved: what it takes
+ * beyond a 50th of work_mem, and a block of the tuples' context.
+ */
+static int64
+compspill_store_held_reserve(CompSpillStore *st, bool rows)
+{
+	return Max(compspill_store_held_writer(st, rows) + st->tuple_block -
+			   st->allowed_mem / 50, 0);
+}
+
+/*
  * Start a store of rows of tupdesc with npos read positions, holding rows
  * in memory within work_mem_kb and spilling with the given settings; what
  * names the node in the log line of a spill.
@@ -221,7 +243,7 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	CompSpillStore *st = compspill_store_create(tupdesc, npos);
 	Size		block;
 	Size		write;
-	int64		writer;
+	bool		rows;
 	int64		small;
 
 	st->what = what;
@@ -265,14 +287,11 @@ CompSpillStoreBegin(TupleDesc tupdesc, int work_mem_kb,
 	 * is still auto's, frame by frame.
 	 */
 	CompSpillChooseSizes(&st->set, st->allowed_mem, &block, &write, NULL);
-	st->rows_reserved = st->set.codec == COMPSPILL_CODEC_AUTO &&
-		st->set.frame_kind == COMPSPILL_FRAME_KIND_AUTO;
-	writer = compspill_store_held_writer(st, st->rows_reserved);
+	rows = compspill_store_rows_reserved(st);
 	small = (int64) (CompSpillWriterMemory(block, write) + 3 * block) +
 		st->allowed_mem / 32;
-	if (writer <= small)
-		st->spill_reserve = Max(writer + st->tuple_block -
-								st->allowed_mem / 50, 0);
+	if (compspill_store_held_writer(st, rows) <= small)
+		st->spill_reserve = compspill_store_held_reserve(st, rows);
 	else
 		st->spill_reserve = small;
 	st->memtupsize = COMPSPILL_STORE_INITIAL_ROWS;
@@ -478,9 +497,8 @@ compspill_store_spill(CompSpillStore *st)
 		CompSpillSpillerSetExpectedRows(st->sp, st->est_rows, st->est_width);
 	CompSpillSpillerSetExpectedReads(st->sp, st->est_reads);
 	rows = CompSpillWantStoreRowFrames(st->sp);
-	if (!rows && st->rows_reserved &&
-		compspill_store_held_writer(st, false) + st->tuple_block -
-		st->allowed_mem / 50 > st->spill_reserve)
+	if (!rows && compspill_store_rows_reserved(st) &&
+		compspill_store_held_reserve(st, false) > st->spill_reserve)
 		rows = true;
 	CompSpillRunBeginIndexed(st->sp, &st->run, rows);
 	st->stats->nruns = 1;
